@@ -1,0 +1,18 @@
+#!/bin/sh
+# Install the Debian packages lever needs to build and test, if missing.
+# Idempotent; works as root or through sudo.
+set -eu
+PKGS="build-essential cmake pkg-config clang libdw-dev libelf-dev libcapstone-dev libgsl-dev
+libcmocka-dev libjansson-dev coz-profiler"
+[ "${1:-}" = "--bench" ] && PKGS="$PKGS hyperfine"
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+echo "install-deps: installing:$missing"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * base: small utilities safe to use anywhere, including inside runtimes that
+ * run in somebody else's program (no allocation, async-signal-safe unless a
+ * function says otherwise).
+ */
+#ifndef LEVER_BASE_H
+#define LEVER_BASE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define NSEC_PER_SEC  1000000000ULL
+#define NSEC_PER_MSEC 1000000ULL
+#define NSEC_PER_USEC 1000ULL
+
+/* --- time --- */
+/* CLOCK_MONOTONIC in nanoseconds (vDSO, no syscall). */
+uint64_t time_monotonic_ns(void);
+/* CLOCK_REALTIME in nanoseconds. */
+uint64_t time_realtime_ns(void);
+/* Sleep for ns nanoseconds, restarting on EINTR; returns the time really slept. */
+uint64_t time_sleep_ns(uint64_t ns);
+/*
+ * Parse a duration such as "250", "250ns", "40us", "5ms", "2s" into
+ * nanoseconds; a bare number is taken in default_unit_ns. Returns false on
+ * malformed input.
+ */
+bool time_parse_duration(const char *text, uint64_t default_unit_ns, uint64_t *out_ns);
+
+/* --- log: formatted output straight to a file descriptor, no stdio, no malloc --- */
+/* vsnprintf-free formatter supporting %s %d %u %ld %lu %lld %llu %x %lx %zu %p %c %%. */
+int fmt_buffer(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int vfmt_buffer(char *buf, size_t size, const char *fmt, va_list ap);
+/* Write a formatted message to fd (one write call, truncated at 1 KiB). */
+void fd_printf(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* --- patterns --- */
+/* Match text against a Coz-style pattern where '%' matches any substring. */
+bool wildcard_match(const char *pattern, const char *text);
+
+/* --- random numbers (per-caller state, no locking) --- */
+struct rng {
+	uint64_t s[4];
+};
+void rng_seed(struct rng *r, uint64_t seed);
+uint64_t rng_next(struct rng *r);
+/* Uniform integer in [0, n). */
+uint64_t rng_below(struct rng *r, uint64_t n);
+/* Uniform double in [0, 1). */
+double rng_double(struct rng *r);
+
+/* --- strings --- */
+/* Copy at most size-1 bytes and always terminate; returns strlen(src). */
+size_t str_copy(char *dst, const char *src, size_t size);
+/* Parse "FILE:LINE" (splitting at the last ':'); file is copied into file_out. */
+bool parse_file_line(const char *spec, char *file_out, size_t file_size, unsigned *line_out);
+
+#endif

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#include "base/base.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+bool wildcard_match(const char *pattern, const char *text)
+{
+	const char *star_p = NULL;
+	const char *star_t = NULL;
+
+	/* Greedy match with backtracking to the last '%'. */
+	while (*text) {
+		if (*pattern == '%') {
+			star_p = ++pattern;
+			star_t = text;
+		} else if (*pattern == *text) {
+			pattern++;
+			text++;
+		} else if (star_p) {
+			pattern = star_p;
+			text = ++star_t;
+		} else {
+			return false;
+		}
+	}
+	while (*pattern == '%')
+		pattern++;
+	return *pattern == '\0';
+}
+
+static uint64_t splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+void rng_seed(struct rng *r, uint64_t seed)
+{
+	for (int i = 0; i < 4; i++)
+		r->s[i] = splitmix64(&seed);
+}
+
+static uint64_t rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+/* xoshiro256** */
+uint64_t rng_next(struct rng *r)
+{
+	uint64_t *s = r->s;
+	uint64_t result = rotl(s[1] * 5, 7) * 9;
+	uint64_t t = s[1] << 17;
+
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return result;
+}
+
+uint64_t rng_below(struct rng *r, uint64_t n)
+{
+	/* Rejection sampling avoids modulo bias. */
+	uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+	uint64_t x;
+
+	do {
+		x = rng_next(r);
+	} while (x >= limit);
+	return x % n;
+}
+
+double rng_double(struct rng *r)
+{
+	return (double)(rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+size_t str_copy(char *dst, const char *src, size_t size)
+{
+	size_t len = strlen(src);
+
+	if (size) {
+		size_t n = len < size - 1 ? len : size - 1;
+
+		memcpy(dst, src, n);
+		dst[n] = '\0';
+	}
+	return len;
+}
+
+bool parse_file_line(const char *spec, char *file_out, size_t file_size, unsigned *line_out)
+{
+	const char *colon = strrchr(spec, ':');
+	char *end;
+	unsigned long line;
+
+	if (!colon || colon == spec || colon[1] == '\0')
+		return false;
+	line = strtoul(colon + 1, &end, 10);
+	if (*end != '\0' || line == 0 || line > 0xffffffffUL)
+		return false;
+	if ((size_t)(colon - spec) >= file_size)
+		return false;
+	memcpy(file_out, spec, (size_t)(colon - spec));
+	file_out[colon - spec] = '\0';
+	*line_out = (unsigned)line;
+	return true;
+}

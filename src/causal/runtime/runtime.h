@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * Internal interface of liblever-causal.so, the causal-profiling runtime that
+ * `lever causal` preloads into the profiled program.
+ *
+ * Threads: every program thread has a struct thread_state in a preallocated
+ * table, reached through a TLS pointer (initial-exec, so reading it is
+ * async-signal-safe). The profiler thread has none and is never sampled or
+ * delayed.
+ *
+ * Delays (paper §3.4): a global pause count G and per-thread local counts L,
+ * both in units of "one pause of the current experiment's delay d". Own samples
+ * in the selected line add to L; a thread with L > G raises G to L; a thread
+ * with L < G sleeps (G - L) * d. Counts belong to an experiment epoch; a count
+ * from an older epoch is reset to the current G (no debt across experiments).
+ */
+#ifndef LEVER_CAUSAL_RUNTIME_H
+#define LEVER_CAUSAL_RUNTIME_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/base.h"
+
+#define LEVER_MAX_THREADS      4096
+#define LEVER_MAX_CALLCHAIN    64
+#define LEVER_TIMER_BUF        32 /* timer-sampler samples buffered per thread */
+#define LEVER_SIGNAL           SIGPROF
+
+struct line_info;
+
+/* A raw sample collected by the timer sampler (the perf sampler keeps them in its ring). */
+struct raw_sample {
+	uintptr_t ip;
+	uint32_t weight; /* periods this sample stands for (1 + timer overruns) */
+	uint32_t depth;
+	uintptr_t chain[16];
+};
+
+struct thread_state {
+	_Atomic int used;    /* slot taken */
+	pid_t tid;
+	pthread_t self;
+
+	/* sampler */
+	int perf_fd;         /* -1 when not sampling with perf */
+	void *ring;          /* perf mmap area (header page + data) */
+	size_t ring_size;
+	int batch_fd;        /* perf task-clock event that signals every batch */
+	timer_t timer;       /* timer sampler */
+	bool timer_armed;
+	uintptr_t stack_lo, stack_hi; /* for the frame-pointer walk */
+	struct raw_sample tbuf[LEVER_TIMER_BUF];
+	unsigned tbuf_n;
+	unsigned tbuf_weight;
+
+	/* delays */
+	uint64_t local;          /* pauses taken + own selected samples, this epoch */
+	uint64_t epoch;          /* experiment epoch of local */
+	int64_t excess_ns;       /* slept beyond what was owed, banked for later pauses */
+	uint64_t global_at_block;
+	uint64_t epoch_at_block;
+	_Atomic int blocked;     /* inside a blocking call we wrap */
+	_Atomic uint64_t ack;    /* last end-of-experiment request this thread answered */
+
+	/* re-entrancy: set while lever bookkeeping runs on this thread */
+	volatile sig_atomic_t busy;
+	volatile sig_atomic_t pending; /* a batch signal arrived while busy */
+	bool exiting;
+};
+
+/* ---- state shared by all threads ---- */
+struct runtime_config {
+	char output[4096];
+	bool end_to_end;
+	bool verbose;
+	bool follow_children;
+	bool force_timer;
+	int fixed_speedup; /* -1: random */
+	char fixed_line[4096];
+	double zero_probability;
+	unsigned speedup_step;
+	uint64_t experiment_ns;
+	uint64_t cooloff_ns;
+	unsigned min_visits;
+	uint64_t period_ns;
+	unsigned batch;
+	uint64_t seed;
+	char debug_root[4096];
+};
+
+struct runtime {
+	struct runtime_config cfg;
+	_Atomic int enabled;      /* interposers do their work only when set */
+	_Atomic int shutting_down;
+	pid_t pid;
+
+	/* experiment state, written by the profiler thread */
+	_Atomic uint64_t global;   /* G */
+	_Atomic uint64_t epoch;    /* bumped at every experiment start and end */
+	_Atomic int active;        /* an experiment is running */
+	_Atomic uint64_t delay_ns; /* d of the running experiment */
+	struct line_info *_Atomic selected;
+	struct line_info *_Atomic next_line;
+	_Atomic uint64_t end_request; /* end-of-experiment catch-up requests */
+
+	const char *sampler_name; /* "perf" or "timer" */
+	_Atomic uint64_t total_samples;
+	_Atomic uint64_t in_scope_samples;
+	_Atomic uint64_t lost_samples;
+};
+
+extern struct runtime rt;
+
+/* ---- threads (threads.c) ---- */
+struct thread_state *thread_self(void);
+/* Registers the calling thread, inheriting parent_local in the current epoch. */
+struct thread_state *thread_register(uint64_t parent_local, uint64_t parent_epoch);
+void thread_unregister(struct thread_state *t);
+/* Calls fn for each registered thread (profiler thread only). */
+void threads_foreach(void (*fn)(struct thread_state *t, void *ctx), void *ctx);
+
+/* ---- sampling (sampler.c) ---- */
+bool sampler_start(struct thread_state *t);
+void sampler_stop(struct thread_state *t);
+/* Pauses/resumes sampling on the calling thread (around sleeps). */
+void sampler_pause(struct thread_state *t);
+void sampler_resume(struct thread_state *t);
+/* Processes this thread's pending samples, then pays owed delays. */
+void samples_process(struct thread_state *t);
+void sampler_install_handler(void);
+
+/* ---- delays (delays.c) ---- */
+/* Pays what the calling thread owes (before anything that may wake a thread). */
+void delays_catch_up(struct thread_state *t);
+/* Before a call that may block: pay what is owed, then remember G. */
+void delays_pre_block(struct thread_state *t);
+/* After it: if woken by another thread, skip the pauses added while blocked. */
+void delays_post_block(struct thread_state *t, bool woken_by_other);
+/* Brings local up to date with the current epoch (no debt across experiments). */
+void delays_sync_epoch(struct thread_state *t);
+
+/*
+ * Wrapper bracket: returns the calling thread's state with busy set, or NULL
+ * when the runtime is not enabled or the thread is not registered (then the
+ * wrapper just calls the real function).
+ */
+struct thread_state *runtime_enter(void);
+void runtime_leave(struct thread_state *t);
+
+/* ---- real functions (real.c) ---- */
+/* dlsym(RTLD_NEXT) with a recursion guard; returns NULL while resolving. */
+void *real_symbol(const char *name, const char *version);
+
+/* ---- lifecycle (init.c) ---- */
+void runtime_shutdown(void);
+void runtime_after_fork_child(void);
+/* Our signal must stay deliverable: removes it from a set the program passes. */
+void signals_protect_set(sigset_t *set);
+bool signals_is_ours(int sig);
+/* The program's own handler for our signal, called for signals that are not ours. */
+void signals_forward(int sig, siginfo_t *info, void *uctx);
+
+#define LOG_INFO(...)                                                                   \
+	do {                                                                            \
+		if (rt.cfg.verbose)                                                     \
+			fd_printf(2, "lever: " __VA_ARGS__);                             \
+	} while (0)
+#define LOG_WARN(...) fd_printf(2, "lever: " __VA_ARGS__)
+
+#endif
