@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * cli: the `lever` command. Each command is one file in src/cli with an entry
+ * point int cmd_NAME(int argc, char **argv) (argv[0] is the command name) and
+ * a one-line summary for `lever help`. Add a command by adding a line here.
+ */
+#ifndef LEVER_CLI_COMMANDS_H
+#define LEVER_CLI_COMMANDS_H
+
+/* X(name, function, summary) */
+#define LEVER_COMMANDS(X)                                                                      \
+	X("causal", cmd_causal,                                                                 \
+	  "causal profiling: which lines, if sped up, speed up the program (Coz)")
+
+#define DECLARE_COMMAND(name, fn, summary) int fn(int argc, char **argv);
+LEVER_COMMANDS(DECLARE_COMMAND)
+#undef DECLARE_COMMAND
+
+/* Directory holding lever's runtimes (liblever-*.so): <dir of lever>/../lib/lever. */
+const char *lever_runtime_dir(void);
+
+#endif
