@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * Finding the functions we interpose. dlsym can itself call interposed
+ * functions (it may allocate and take locks), so a per-thread guard makes a
+ * nested lookup return NULL; callers then fall back to a raw syscall or fail
+ * softly during start-up.
+ */
+#include <dlfcn.h>
+
+#include "causal/runtime/runtime.h"
+
+static __thread int resolving __attribute__((tls_model("initial-exec")));
+
+void *real_symbol(const char *name, const char *version)
+{
+	void *p;
+
+	if (resolving)
+		return NULL;
+	resolving = 1;
+	p = version ? dlvsym(RTLD_NEXT, name, version) : NULL;
+	if (!p)
+		p = dlsym(RTLD_NEXT, name);
+	resolving = 0;
+	return p;
+}
