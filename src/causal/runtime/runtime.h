@@ -26,10 +26,14 @@
 
 #include "base/base.h"
 
-#define LEVER_MAX_THREADS      4096
-#define LEVER_MAX_CALLCHAIN    64
-#define LEVER_TIMER_BUF        32 /* timer-sampler samples buffered per thread */
-#define LEVER_SIGNAL           SIGPROF
+#define LEVER_MAX_THREADS   4096
+#define LEVER_MAX_CALLCHAIN 64
+#define LEVER_TIMER_BUF	    16 /* timer-sampler samples buffered per thread */
+#define LEVER_SIGNAL	    SIGPROF
+#define LEVER_EXPORT	    __attribute__((visibility("default")))
+
+/* Markers in si_value telling lever's own signals from the program's. */
+extern char lever_timer_marker, lever_request_marker;
 
 struct line_info;
 
@@ -42,16 +46,16 @@ struct raw_sample {
 };
 
 struct thread_state {
-	_Atomic int used;    /* slot taken */
+	_Atomic int used; /* slot taken */
 	pid_t tid;
 	pthread_t self;
 
 	/* sampler */
-	int perf_fd;         /* -1 when not sampling with perf */
-	void *ring;          /* perf mmap area (header page + data) */
+	int perf_fd; /* -1 when not sampling with perf */
+	void *ring;  /* perf mmap area (header page + data) */
 	size_t ring_size;
-	int batch_fd;        /* perf task-clock event that signals every batch */
-	timer_t timer;       /* timer sampler */
+	int batch_fd;  /* perf task-clock event that signals every batch */
+	timer_t timer; /* timer sampler */
 	bool timer_armed;
 	uintptr_t stack_lo, stack_hi; /* for the frame-pointer walk */
 	struct raw_sample tbuf[LEVER_TIMER_BUF];
@@ -59,13 +63,13 @@ struct thread_state {
 	unsigned tbuf_weight;
 
 	/* delays */
-	uint64_t local;          /* pauses taken + own selected samples, this epoch */
-	uint64_t epoch;          /* experiment epoch of local */
-	int64_t excess_ns;       /* slept beyond what was owed, banked for later pauses */
+	uint64_t local;	   /* pauses taken + own selected samples, this epoch */
+	uint64_t epoch;	   /* experiment epoch of local */
+	int64_t excess_ns; /* slept beyond what was owed, banked for later pauses */
 	uint64_t global_at_block;
 	uint64_t epoch_at_block;
-	_Atomic int blocked;     /* inside a blocking call we wrap */
-	_Atomic uint64_t ack;    /* last end-of-experiment request this thread answered */
+	_Atomic int blocked;  /* inside a blocking call we wrap */
+	_Atomic uint64_t ack; /* last end-of-experiment request this thread answered */
 
 	/* re-entrancy: set while lever bookkeeping runs on this thread */
 	volatile sig_atomic_t busy;
@@ -95,14 +99,14 @@ struct runtime_config {
 
 struct runtime {
 	struct runtime_config cfg;
-	_Atomic int enabled;      /* interposers do their work only when set */
+	_Atomic int enabled; /* interposers do their work only when set */
 	_Atomic int shutting_down;
 	pid_t pid;
 
 	/* experiment state, written by the profiler thread */
 	_Atomic uint64_t global;   /* G */
-	_Atomic uint64_t epoch;    /* bumped at every experiment start and end */
-	_Atomic int active;        /* an experiment is running */
+	_Atomic uint64_t epoch;	   /* bumped at every experiment start and end */
+	_Atomic int active;	   /* EXPERIMENT_IDLE, _RUNNING or _ENDING */
 	_Atomic uint64_t delay_ns; /* d of the running experiment */
 	struct line_info *_Atomic selected;
 	struct line_info *_Atomic next_line;
@@ -112,7 +116,15 @@ struct runtime {
 	_Atomic uint64_t total_samples;
 	_Atomic uint64_t in_scope_samples;
 	_Atomic uint64_t lost_samples;
+	_Atomic uint64_t inserted_delay_ns; /* slept by all threads, whole run */
+	uint64_t start_ns;		    /* CLOCK_MONOTONIC at start-up */
+	uint64_t exec_ns;		    /* launcher's CLOCK_MONOTONIC at exec, or 0 */
+	_Atomic uint64_t first_sample_ns;
+	char progress_list[8192]; /* --progress, tab-separated */
+	char sampled_list[8192];  /* --sampled-progress */
 };
+
+enum { EXPERIMENT_IDLE = 0, EXPERIMENT_RUNNING = 1, EXPERIMENT_ENDING = 2 };
 
 extern struct runtime rt;
 
@@ -123,6 +135,9 @@ struct thread_state *thread_register(uint64_t parent_local, uint64_t parent_epoc
 void thread_unregister(struct thread_state *t);
 /* Calls fn for each registered thread (profiler thread only). */
 void threads_foreach(void (*fn)(struct thread_state *t, void *ctx), void *ctx);
+void threads_init(void);
+unsigned threads_live(void);
+void threads_after_fork_child(struct thread_state *self);
 
 /* ---- sampling (sampler.c) ---- */
 bool sampler_start(struct thread_state *t);
@@ -133,6 +148,8 @@ void sampler_resume(struct thread_state *t);
 /* Processes this thread's pending samples, then pays owed delays. */
 void samples_process(struct thread_state *t);
 void sampler_install_handler(void);
+/* Signals a thread to process its samples and pay its delays now. */
+bool sampler_request_catch_up(struct thread_state *t);
 
 /* ---- delays (delays.c) ---- */
 /* Pays what the calling thread owes (before anything that may wake a thread). */
@@ -165,10 +182,10 @@ bool signals_is_ours(int sig);
 /* The program's own handler for our signal, called for signals that are not ours. */
 void signals_forward(int sig, siginfo_t *info, void *uctx);
 
-#define LOG_INFO(...)                                                                   \
-	do {                                                                            \
-		if (rt.cfg.verbose)                                                     \
-			fd_printf(2, "lever: " __VA_ARGS__);                             \
+#define LOG_INFO(...)                                                                              \
+	do {                                                                                       \
+		if (rt.cfg.verbose)                                                                \
+			fd_printf(2, "lever: " __VA_ARGS__);                                       \
 	} while (0)
 #define LOG_WARN(...) fd_printf(2, "lever: " __VA_ARGS__)
 

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * Virtual speedup by delays (paper §3.4). Invariant kept for every thread
+ * during an experiment: pauses taken + own samples in the selected line = G,
+ * the global pause count, once the thread has caught up. Own samples in the
+ * selected line raise local; a thread ahead of G raises G (CAS max, the
+ * minimal value keeping the invariant); a thread behind sleeps the difference.
+ * nanosleep overshoots (50-90 us here), so the excess is banked and taken off
+ * later pauses.
+ */
+#include "causal/runtime/runtime.h"
+
+void delays_sync_epoch(struct thread_state *t)
+{
+	uint64_t epoch = atomic_load_explicit(&rt.epoch, memory_order_acquire);
+
+	if (t->epoch != epoch) {
+		t->epoch = epoch;
+		t->local = atomic_load_explicit(&rt.global, memory_order_acquire);
+		t->excess_ns = 0;
+	}
+}
+
+static void raise_global(uint64_t local)
+{
+	uint64_t g = atomic_load(&rt.global);
+
+	while (g < local && !atomic_compare_exchange_weak(&rt.global, &g, local))
+		;
+}
+
+void delays_catch_up(struct thread_state *t)
+{
+	uint64_t g, d;
+	int64_t want;
+	uint64_t got;
+
+	if (!t)
+		return;
+	delays_sync_epoch(t);
+	if (atomic_load_explicit(&rt.active, memory_order_acquire) == EXPERIMENT_IDLE) {
+		t->local = atomic_load(&rt.global);
+		return;
+	}
+	g = atomic_load(&rt.global);
+	if (t->local > g) {
+		raise_global(t->local);
+		return;
+	}
+	if (t->local == g)
+		return;
+	d = atomic_load(&rt.delay_ns);
+	want = (int64_t)((g - t->local) * d) - t->excess_ns;
+	t->local = g;
+	if (want <= 0) {
+		t->excess_ns = -want;
+		return;
+	}
+	sampler_pause(t);
+	got = time_sleep_ns((uint64_t)want);
+	sampler_resume(t);
+	atomic_fetch_add_explicit(&rt.inserted_delay_ns, got, memory_order_relaxed);
+	t->excess_ns = (int64_t)got - want;
+}
+
+void delays_pre_block(struct thread_state *t)
+{
+	if (!t)
+		return;
+	delays_catch_up(t);
+	t->global_at_block = atomic_load(&rt.global);
+	t->epoch_at_block = t->epoch;
+	atomic_store(&t->blocked, 1);
+}
+
+void delays_post_block(struct thread_state *t, bool woken_by_other)
+{
+	if (!t)
+		return;
+	atomic_store(&t->blocked, 0);
+	delays_sync_epoch(t);
+	/*
+	 * Woken by a thread that paid its delays before waking us: we were
+	 * delayed with it, so skip the pauses added while we were blocked.
+	 */
+	if (woken_by_other && t->epoch == t->epoch_at_block) {
+		uint64_t g = atomic_load(&rt.global);
+
+		if (g > t->global_at_block)
+			t->local += g - t->global_at_block;
+	}
+}
+
+struct thread_state *runtime_enter(void)
+{
+	struct thread_state *t;
+
+	if (!atomic_load_explicit(&rt.enabled, memory_order_relaxed))
+		return NULL;
+	t = thread_self();
+	if (!t || t->busy || t->exiting)
+		return NULL;
+	t->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	return t;
+}
+
+void runtime_leave(struct thread_state *t)
+{
+	if (!t)
+		return;
+	atomic_signal_fence(memory_order_seq_cst);
+	t->busy = 0;
+	atomic_signal_fence(memory_order_seq_cst);
+	/* A batch signal arrived while we were busy: do its work now. */
+	if (t->pending) {
+		t->busy = 1;
+		t->pending = 0;
+		samples_process(t);
+		t->busy = 0;
+	}
+}

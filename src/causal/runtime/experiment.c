@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The profiler thread: builds the line map, then runs performance experiments
+ * one after another (paper §3.2): pick the first in-scope line sampled since
+ * the last experiment, pick a speedup (0% with probability 0.5, else uniform
+ * over 5..100% in 5% steps), run for the current length, log the effective
+ * duration and progress deltas, double the length if a point saw fewer than
+ * 5 visits, cool off 10 ms.
+ *
+ * Ending an experiment: its effective duration subtracts only delay that was
+ * really inserted or credited. Threads pay owed pauses at their next batch,
+ * so at the end every running thread is asked to catch up now; the duration
+ * is taken once they have, and subtracts the pauses of the thread that paid
+ * the fewest (threads blocked in a wrapped call are credited when woken).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "causal/runtime/experiment.h"
+#include "causal/runtime/linemap.h"
+#include "causal/runtime/output.h"
+#include "causal/runtime/progress.h"
+#include "causal/runtime/runtime.h"
+
+#define SAMPLES_EVERY 32 /* experiments between runtime/samples records */
+#define POLL_NS	      (10 * NSEC_PER_MSEC)
+#define MAX_LENGTH_NS (16 * NSEC_PER_SEC)
+
+static struct rng rng;
+static uint64_t length_ns;
+static struct line_info *fixed_line;
+static struct experiment_stats stats;
+
+const struct experiment_stats *experiment_stats(void)
+{
+	return &stats;
+}
+
+static bool stopping(void)
+{
+	return atomic_load(&rt.shutting_down) != 0;
+}
+
+/* Sleeps up to ns, in short steps so shutdown is noticed; false if stopping. */
+static bool nap(uint64_t ns)
+{
+	uint64_t end = time_monotonic_ns() + ns;
+
+	while (!stopping()) {
+		uint64_t now = time_monotonic_ns();
+
+		if (now >= end)
+			return true;
+		time_sleep_ns(end - now < POLL_NS ? end - now : POLL_NS);
+	}
+	return false;
+}
+
+static unsigned choose_speedup(void)
+{
+	unsigned steps;
+
+	if (rt.cfg.fixed_speedup >= 0)
+		return (unsigned)rt.cfg.fixed_speedup;
+	if (rng_double(&rng) < rt.cfg.zero_probability)
+		return 0;
+	steps = 100 / rt.cfg.speedup_step;
+	return (unsigned)(1 + rng_below(&rng, steps)) * rt.cfg.speedup_step;
+}
+
+static struct line_info *choose_line(void)
+{
+	struct line_info *li;
+
+	if (fixed_line)
+		return fixed_line;
+	atomic_store(&rt.next_line, NULL);
+	while (!(li = atomic_load(&rt.next_line))) {
+		if (!nap(POLL_NS))
+			return NULL;
+		if (linemap_take_rescan())
+			linemap_scan(rt.cfg.debug_root);
+	}
+	return li;
+}
+
+struct catch_up {
+	uint64_t request;
+	uint64_t min_local;
+	unsigned waiting;
+	bool send;
+};
+
+static void visit_thread(struct thread_state *t, void *ctx)
+{
+	struct catch_up *c = ctx;
+
+	if (atomic_load(&t->blocked))
+		return;
+	if (c->send) {
+		sampler_request_catch_up(t);
+		return;
+	}
+	if (atomic_load(&t->ack) < c->request) {
+		c->waiting++;
+		return;
+	}
+	if (t->epoch == atomic_load(&rt.epoch) && t->local < c->min_local)
+		c->min_local = t->local;
+}
+
+/* Asks running threads to pay up; returns the smallest local count among them. */
+static uint64_t settle_delays(uint64_t global_end)
+{
+	struct catch_up c = {.request = atomic_fetch_add(&rt.end_request, 1) + 1, .send = true};
+	uint64_t deadline = time_monotonic_ns() + 2 * rt.cfg.cooloff_ns + 10 * NSEC_PER_MSEC;
+
+	threads_foreach(visit_thread, &c);
+	c.send = false;
+	for (;;) {
+		c.waiting = 0;
+		c.min_local = UINT64_MAX;
+		threads_foreach(visit_thread, &c);
+		if (!c.waiting || time_monotonic_ns() > deadline)
+			break;
+		time_sleep_ns(100 * NSEC_PER_USEC);
+	}
+	return c.min_local == UINT64_MAX ? global_end : c.min_local;
+}
+
+static void write_samples_records(void);
+
+static void run_experiment(struct line_info *line, unsigned speedup)
+{
+	struct progress_snapshot *before = calloc(2, sizeof(*before));
+	struct progress_snapshot *after = before + 1;
+	uint64_t d = rt.cfg.period_ns * speedup / 100;
+	uint64_t g0, g1, s0, s1, t0, t1, paid, min_local, min_delta;
+	int64_t duration;
+
+	if (!before)
+		return;
+	atomic_store(&rt.delay_ns, d);
+	atomic_store(&rt.selected, line);
+	progress_snapshot_take(before);
+	g0 = atomic_load(&rt.global);
+	s0 = atomic_load(&line->samples);
+	t0 = time_monotonic_ns();
+	atomic_fetch_add(&rt.epoch, 1);
+	atomic_store(&rt.active, EXPERIMENT_RUNNING);
+
+	if (rt.cfg.end_to_end)
+		while (nap(POLL_NS))
+			;
+	else
+		nap(length_ns);
+
+	atomic_store(&rt.active, EXPERIMENT_ENDING);
+	g1 = atomic_load(&rt.global);
+	min_local = settle_delays(g1);
+	t1 = time_monotonic_ns();
+	progress_snapshot_take(after);
+	s1 = atomic_load(&line->samples);
+	g1 = atomic_load(&rt.global);
+	paid = min_local > g0 ? min_local - g0 : 0;
+	if (paid > g1 - g0)
+		paid = g1 - g0;
+	duration = (int64_t)(t1 - t0) - (int64_t)(paid * d);
+	stats.unpaid_pauses += (g1 - g0) - paid;
+	atomic_fetch_add(&rt.epoch, 1);
+	atomic_store(&rt.active, EXPERIMENT_IDLE);
+
+	output_printf("experiment\tselected=%s:%u\tspeedup=%u.%02u\tduration=%lld\t"
+		      "selected-samples=%llu\n",
+		      line->file, line->line, speedup / 100, speedup % 100, (long long)duration,
+		      (unsigned long long)(s1 - s0));
+	progress_write_records(before, after, output_emit, NULL);
+	output_flush();
+	stats.experiments++;
+	min_delta = progress_min_delta(before, after);
+	if (min_delta >= rt.cfg.min_visits)
+		stats.useful++;
+	if (duration <= 0)
+		stats.nonpositive++;
+	free(before);
+
+	/* paper §2: too few visits -> double the length for the rest of the run */
+	if (min_delta < rt.cfg.min_visits && length_ns < MAX_LENGTH_NS)
+		length_ns *= 2;
+	else if (min_delta > 4 * rt.cfg.min_visits && length_ns >= 2 * rt.cfg.experiment_ns)
+		length_ns /= 2;
+	if (stats.experiments % SAMPLES_EVERY == 0)
+		write_samples_records();
+}
+
+static void emit_line_samples(struct line_info *li, void *ctx)
+{
+	uint64_t n = atomic_load(&li->samples);
+
+	if (n)
+		output_printf("samples\tlocation=%s:%u\tcount=%llu\n", li->file, li->line,
+			      (unsigned long long)n);
+}
+
+static void write_samples_records(void)
+{
+	output_printf("runtime\ttime=%llu\n",
+		      (unsigned long long)(time_monotonic_ns() - rt.start_ns));
+	linemap_foreach_line(emit_line_samples, NULL);
+	output_flush();
+}
+
+static void resolve_fixed_line(void)
+{
+	char file[PATH_MAX];
+	unsigned line;
+
+	if (!rt.cfg.fixed_line[0])
+		return;
+	if (parse_file_line(rt.cfg.fixed_line, file, sizeof(file), &line))
+		fixed_line = linemap_find(file, line);
+	if (!fixed_line)
+		LOG_WARN("--fixed-line %s: no such line in the in-scope binaries; "
+			 "choosing lines at random\n",
+			 rt.cfg.fixed_line);
+}
+
+/* Everything that needs the line map, done once it exists. */
+void experiment_prepare(void)
+{
+	linemap_scan(rt.cfg.debug_root);
+	progress_resolve_command_line(rt.progress_list, rt.sampled_list);
+	resolve_fixed_line();
+	stats.map_ready_ns = time_monotonic_ns();
+}
+
+static void *profiler_main(void *unused)
+{
+	sigset_t all;
+	int (*real_sigmask)(int, const sigset_t *, sigset_t *) =
+	    real_symbol("pthread_sigmask", NULL);
+
+	/* never interrupted by the program's signals or ours */
+	sigfillset(&all);
+	if (real_sigmask)
+		real_sigmask(SIG_BLOCK, &all, NULL);
+	rng_seed(&rng, rt.cfg.seed);
+	length_ns = rt.cfg.experiment_ns;
+	output_printf("startup\ttime=%llu\n", (unsigned long long)time_realtime_ns());
+	output_printf("lever\tversion=1\tsampler=%s\tperiod=%llu\tseed=%llu\n", rt.sampler_name,
+		      (unsigned long long)rt.cfg.period_ns, (unsigned long long)rt.cfg.seed);
+	output_flush();
+	if (!linemap_ready())
+		experiment_prepare();
+	if (linemap_object_count() == 0)
+		goto out;
+	/* paper: experiments start once a progress point exists */
+	while (!rt.cfg.end_to_end && progress_count() == 0 && nap(POLL_NS))
+		;
+	while (!stopping()) {
+		struct line_info *line = choose_line();
+
+		if (!line)
+			break;
+		run_experiment(line, choose_speedup());
+		if (rt.cfg.end_to_end)
+			break;
+		nap(rt.cfg.cooloff_ns);
+	}
+out:
+	write_samples_records();
+	return NULL;
+}
+
+bool experiment_start_profiler(pthread_t *thread)
+{
+	int (*real_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
+	    real_symbol("pthread_create", NULL);
+
+	return real_create && real_create(thread, NULL, profiler_main, NULL) == 0;
+}

@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * Progress points (paper §3.3): source-level points the program counts
+ * (Coz's _coz_get_counter ABI, so binaries built against Coz's coz.h work
+ * unchanged), breakpoint points counted by the kernel at a line's first
+ * instruction (a hardware execute breakpoint if the CPU's fire - checked at
+ * start-up - else a uprobe, the kernel's software breakpoint), sampled points
+ * (samples in a line), and the end-to-end point.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/hw_breakpoint.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "causal/runtime/linemap.h"
+#include "causal/runtime/progress.h"
+#include "causal/runtime/runtime.h"
+#include "elf/elf.h"
+
+struct progress_point {
+	enum progress_kind kind;
+	char name[PROGRESS_NAME_MAX];
+	coz_counter_t counter;	/* throughput, or BEGIN for latency */
+	coz_counter_t end;	/* latency END */
+	int fd;			/* breakpoint counter (inherited by all threads) */
+	struct line_info *line; /* sampled */
+};
+
+static struct progress_point points[PROGRESS_MAX_POINTS];
+static _Atomic size_t n_points;
+static _Atomic int points_lock;
+static struct progress_point *end_to_end_point;
+
+static void lock(void)
+{
+	while (atomic_exchange_explicit(&points_lock, 1, memory_order_acquire))
+		;
+}
+
+static void unlock(void)
+{
+	atomic_store_explicit(&points_lock, 0, memory_order_release);
+}
+
+/* Finds or adds a point; caller holds the lock. */
+static struct progress_point *point_get(enum progress_kind kind, const char *name)
+{
+	size_t n = atomic_load(&n_points);
+	struct progress_point *p;
+
+	for (size_t i = 0; i < n; i++)
+		if (points[i].kind == kind && strcmp(points[i].name, name) == 0)
+			return &points[i];
+	if (n == PROGRESS_MAX_POINTS)
+		return NULL;
+	p = &points[n];
+	memset(p, 0, sizeof(*p));
+	p->kind = kind;
+	p->fd = -1;
+	str_copy(p->name, name, sizeof(p->name));
+	atomic_store_explicit(&n_points, n + 1, memory_order_release);
+	return p;
+}
+
+LEVER_EXPORT coz_counter_t *_coz_get_counter(int type, const char *name)
+{
+	struct progress_point *p;
+	coz_counter_t *c = NULL;
+
+	if (!name)
+		return NULL;
+	lock();
+	if (type == COUNTER_THROUGHPUT) {
+		p = point_get(PROGRESS_SOURCE, name);
+		c = p ? &p->counter : NULL;
+	} else if (type == COUNTER_BEGIN || type == COUNTER_END) {
+		p = point_get(PROGRESS_LATENCY, name);
+		c = p ? (type == COUNTER_BEGIN ? &p->counter : &p->end) : NULL;
+	}
+	unlock();
+	return c;
+}
+
+/* ---- breakpoint points ---- */
+
+static long perf_open(struct perf_event_attr *attr)
+{
+	return syscall(SYS_perf_event_open, attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static int open_hw_breakpoint(uintptr_t addr)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_BREAKPOINT;
+	attr.bp_type = HW_BREAKPOINT_X;
+	attr.bp_addr = addr;
+	attr.bp_len = sizeof(long);
+	attr.inherit = 1;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	return (int)perf_open(&attr);
+}
+
+static int uprobe_pmu_type(void)
+{
+	char buf[32] = "";
+	int fd = open("/sys/bus/event_source/devices/uprobe/type", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 0 ? atoi(buf) : -1;
+}
+
+static int open_uprobe(const char *path, uint64_t offset)
+{
+	struct perf_event_attr attr;
+	int type = uprobe_pmu_type();
+
+	if (type < 0)
+		return -1;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = (uint32_t)type;
+	attr.config1 = (uint64_t)(uintptr_t)path; /* uprobe_path */
+	attr.config2 = offset;			  /* probe_offset */
+	attr.inherit = 1;
+	return (int)perf_open(&attr);
+}
+
+static uint64_t read_count(int fd)
+{
+	uint64_t v = 0;
+
+	if (fd < 0 || read(fd, &v, sizeof(v)) != sizeof(v))
+		return 0;
+	return v;
+}
+
+__attribute__((noinline)) static int breakpoint_probe_target(int x)
+{
+	__asm__ volatile("" ::: "memory");
+	return x + 1;
+}
+
+/* Do hardware execute breakpoints fire here? (They open but never fire under some hypervisors.) */
+static bool hw_breakpoints_fire(void)
+{
+	static int (*volatile fn)(int) = breakpoint_probe_target;
+	int fd = open_hw_breakpoint((uintptr_t)breakpoint_probe_target);
+	uint64_t hits;
+
+	if (fd < 0)
+		return false;
+	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	for (int i = 0; i < 3; i++)
+		fn(i);
+	hits = read_count(fd);
+	close(fd);
+	return hits >= 3;
+}
+
+static void add_breakpoint_point(const char *spec, bool hw_ok)
+{
+	char file[PATH_MAX], object[PATH_MAX];
+	unsigned line;
+	uint64_t file_addr = 0, offset = 0;
+	uintptr_t addr;
+	struct progress_point *p;
+	int fd = -1;
+
+	if (!parse_file_line(spec, file, sizeof(file), &line)) {
+		LOG_WARN("ignoring progress point '%s': expected FILE:LINE\n", spec);
+		return;
+	}
+	addr = linemap_find_address(file, line, object, sizeof(object), &file_addr);
+	if (!addr) {
+		LOG_WARN("progress point %s: no code for this line in the in-scope binaries\n",
+			 spec);
+		return;
+	}
+	if (hw_ok)
+		fd = open_hw_breakpoint(addr);
+	if (fd < 0 && elf_address_to_offset(object, file_addr, &offset))
+		fd = open_uprobe(object, offset);
+	if (fd < 0) {
+		LOG_WARN("progress point %s: cannot place a breakpoint (%s)\n", spec,
+			 strerror(errno));
+		return;
+	}
+	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	lock();
+	p = point_get(PROGRESS_BREAKPOINT, spec);
+	if (p)
+		p->fd = fd;
+	unlock();
+	LOG_INFO("progress point %s: %s breakpoint at %p\n", spec, hw_ok ? "hardware" : "uprobe",
+		 (void *)addr);
+}
+
+static void add_sampled_point(const char *spec)
+{
+	char file[PATH_MAX];
+	unsigned line;
+	struct line_info *li;
+	struct progress_point *p;
+
+	if (!parse_file_line(spec, file, sizeof(file), &line)) {
+		LOG_WARN("ignoring sampled progress point '%s': expected FILE:LINE\n", spec);
+		return;
+	}
+	li = linemap_find(file, line);
+	if (!li) {
+		LOG_WARN("sampled progress point %s: line not found in scope\n", spec);
+		return;
+	}
+	lock();
+	p = point_get(PROGRESS_SAMPLED, spec);
+	if (p)
+		p->line = li;
+	unlock();
+}
+
+static void foreach_spec(const char *list, void (*fn)(const char *spec, bool flag), bool flag)
+{
+	char *copy, *save = NULL;
+
+	if (!list || !*list || !(copy = strdup(list)))
+		return;
+	for (char *tok = strtok_r(copy, "\t", &save); tok; tok = strtok_r(NULL, "\t", &save))
+		fn(tok, flag);
+	free(copy);
+}
+
+static void breakpoint_adapter(const char *spec, bool hw)
+{
+	add_breakpoint_point(spec, hw);
+}
+
+static void sampled_adapter(const char *spec, bool unused)
+{
+	add_sampled_point(spec);
+}
+
+void progress_resolve_command_line(const char *counted_list, const char *sampled_list)
+{
+	if (counted_list && *counted_list) {
+		bool hw = hw_breakpoints_fire();
+
+		LOG_INFO("hardware breakpoints %s; counted progress points use %s\n",
+			 hw ? "fire" : "do not fire", hw ? "them" : "uprobes");
+		foreach_spec(counted_list, breakpoint_adapter, hw);
+	}
+	foreach_spec(sampled_list, sampled_adapter, false);
+}
+
+void progress_register_end_to_end(void)
+{
+	lock();
+	end_to_end_point = point_get(PROGRESS_END_TO_END, "end-to-end");
+	unlock();
+}
+
+void progress_visit_end_to_end(void)
+{
+	if (end_to_end_point)
+		__atomic_add_fetch(&end_to_end_point->counter.count, 1, __ATOMIC_RELAXED);
+}
+
+size_t progress_count(void)
+{
+	return atomic_load(&n_points);
+}
+
+static uint64_t point_value(struct progress_point *p)
+{
+	switch (p->kind) {
+	case PROGRESS_BREAKPOINT:
+		return read_count(p->fd);
+	case PROGRESS_SAMPLED:
+		return p->line ? atomic_load(&p->line->samples) : 0;
+	default:
+		return __atomic_load_n(&p->counter.count, __ATOMIC_RELAXED);
+	}
+}
+
+void progress_snapshot_take(struct progress_snapshot *s)
+{
+	s->n = atomic_load_explicit(&n_points, memory_order_acquire);
+	for (size_t i = 0; i < s->n; i++) {
+		s->value[i] = point_value(&points[i]);
+		s->end_value[i] = __atomic_load_n(&points[i].end.count, __ATOMIC_RELAXED);
+	}
+}
+
+/* Points registered after snapshot a started counting from zero. */
+static uint64_t before(const struct progress_snapshot *a, size_t i, bool end)
+{
+	if (i >= a->n)
+		return 0;
+	return end ? a->end_value[i] : a->value[i];
+}
+
+void progress_write_records(const struct progress_snapshot *a, const struct progress_snapshot *b,
+			    void (*emit)(const char *line, void *ctx), void *ctx)
+{
+	char line[PROGRESS_NAME_MAX + 160];
+
+	for (size_t i = 0; i < b->n; i++) {
+		struct progress_point *p = &points[i];
+		uint64_t delta = b->value[i] - before(a, i, false);
+
+		if (p->kind == PROGRESS_LATENCY) {
+			uint64_t arrivals = delta;
+			uint64_t departures = b->end_value[i] - before(a, i, true);
+			int64_t difference = (int64_t)(b->value[i] - b->end_value[i]);
+
+			fmt_buffer(line, sizeof(line),
+				   "latency-point\tname=%s\tarrivals=%llu\tdepartures=%"
+				   "llu\tdifference=%lld\n",
+				   p->name, (unsigned long long)arrivals,
+				   (unsigned long long)departures, (long long)difference);
+		} else {
+			fmt_buffer(line, sizeof(line), "throughput-point\tname=%s\tdelta=%llu\n",
+				   p->name, (unsigned long long)delta);
+		}
+		emit(line, ctx);
+	}
+}
+
+uint64_t progress_min_delta(const struct progress_snapshot *a, const struct progress_snapshot *b)
+{
+	uint64_t min = UINT64_MAX;
+
+	for (size_t i = 0; i < b->n; i++) {
+		uint64_t d = b->value[i] - before(a, i, false);
+
+		if (points[i].kind == PROGRESS_LATENCY) {
+			uint64_t e = b->end_value[i] - before(a, i, true);
+
+			d = d < e ? d : e;
+		}
+		if (d < min)
+			min = d;
+	}
+	return min == UINT64_MAX ? 0 : min;
+}
+
+uint64_t progress_total_visits(void)
+{
+	size_t n = atomic_load(&n_points);
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < n; i++)
+		total += point_value(&points[i]) + points[i].end.count;
+	return total;
+}

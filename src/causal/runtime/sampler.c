@@ -1,0 +1,419 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * Per-thread sampling and sample processing (paper §3.1, §3.4.2).
+ *
+ * perf sampler: a task-clock event per thread (1 ms of the thread's CPU time,
+ * IP + user call chain into a ring buffer) and a second task-clock event
+ * whose overflow every batch (10 ms) sends LEVER_SIGNAL to that thread; the
+ * handler processes the batch in the sampled thread and then pays delays.
+ *
+ * timer sampler (fallback, or --sampler=timer): a POSIX CPU-time timer per
+ * thread sends LEVER_SIGNAL every period; the handler records the interrupted
+ * IP from the ucontext and walks frame pointers, and processes the buffer
+ * every batch. POSIX CPU timers are tick based, so a signal may stand for
+ * several periods: its overrun count weights the sample.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "causal/runtime/linemap.h"
+#include "causal/runtime/progress.h"
+#include "causal/runtime/runtime.h"
+
+#define RING_DATA_PAGES 8
+
+char lever_timer_marker, lever_request_marker;
+
+static _Atomic int perf_refused;
+static _Atomic int perf_errno;
+static size_t page_size;
+
+static long perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group,
+			    unsigned long flags)
+{
+	return syscall(SYS_perf_event_open, attr, pid, cpu, group, flags);
+}
+
+static bool own_signal_to_thread(int fd, pid_t tid)
+{
+	struct f_owner_ex owner = {.type = F_OWNER_TID, .pid = tid};
+
+	return fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) == 0 &&
+	       fcntl(fd, F_SETSIG, LEVER_SIGNAL) == 0 && fcntl(fd, F_SETOWN_EX, &owner) == 0;
+}
+
+static void close_perf(struct thread_state *t)
+{
+	if (t->ring) {
+		munmap(t->ring, t->ring_size);
+		t->ring = NULL;
+	}
+	if (t->perf_fd >= 0)
+		close(t->perf_fd);
+	if (t->batch_fd >= 0)
+		close(t->batch_fd);
+	t->perf_fd = -1;
+	t->batch_fd = -1;
+}
+
+static bool perf_start(struct thread_state *t)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_TASK_CLOCK;
+	attr.sample_period = rt.cfg.period_ns;
+	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN;
+	attr.disabled = 1;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	attr.exclude_idle = 1;
+	attr.exclude_callchain_kernel = 1;
+	attr.sample_max_stack = LEVER_MAX_CALLCHAIN;
+	t->perf_fd = (int)perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (t->perf_fd < 0) {
+		atomic_store(&perf_errno, errno);
+		return false;
+	}
+	for (int pages = RING_DATA_PAGES; pages >= 1; pages /= 2) {
+		t->ring_size = (size_t)(pages + 1) * page_size;
+		t->ring =
+		    mmap(NULL, t->ring_size, PROT_READ | PROT_WRITE, MAP_SHARED, t->perf_fd, 0);
+		if (t->ring != MAP_FAILED)
+			break;
+		t->ring = NULL;
+	}
+	if (!t->ring) {
+		atomic_store(&perf_errno, errno);
+		close_perf(t);
+		return false;
+	}
+	/* The batch clock: counts the same task clock, signals every batch. */
+	attr.sample_period = rt.cfg.period_ns * rt.cfg.batch;
+	attr.sample_type = 0;
+	attr.wakeup_events = 1;
+	t->batch_fd = (int)perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (t->batch_fd < 0 || !own_signal_to_thread(t->batch_fd, t->tid)) {
+		atomic_store(&perf_errno, errno);
+		close_perf(t);
+		return false;
+	}
+	ioctl(t->perf_fd, PERF_EVENT_IOC_ENABLE, 0);
+	ioctl(t->batch_fd, PERF_EVENT_IOC_ENABLE, 0);
+	return true;
+}
+
+static bool timer_start(struct thread_state *t)
+{
+	struct sigevent sev;
+	struct itimerspec its;
+
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = LEVER_SIGNAL;
+	sev.sigev_value.sival_ptr = &lever_timer_marker;
+	sev._sigev_un._tid = t->tid;
+	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &t->timer) != 0)
+		return false;
+	its.it_interval.tv_sec = (time_t)(rt.cfg.period_ns / NSEC_PER_SEC);
+	its.it_interval.tv_nsec = (long)(rt.cfg.period_ns % NSEC_PER_SEC);
+	its.it_value = its.it_interval;
+	if (timer_settime(t->timer, 0, &its, NULL) != 0) {
+		timer_delete(t->timer);
+		return false;
+	}
+	t->timer_armed = true;
+	return true;
+}
+
+bool sampler_start(struct thread_state *t)
+{
+	if (!page_size)
+		page_size = (size_t)sysconf(_SC_PAGESIZE);
+	if (!rt.cfg.force_timer && !atomic_load(&perf_refused)) {
+		if (perf_start(t))
+			return true;
+		/* perf_event_open refused (container, paranoid level...): fall back. */
+		if (!atomic_exchange(&perf_refused, 1))
+			LOG_WARN("perf_event_open refused (%s); using the timer sampler\n",
+				 strerror(atomic_load(&perf_errno)));
+		rt.sampler_name = "timer";
+	}
+	return timer_start(t);
+}
+
+void sampler_stop(struct thread_state *t)
+{
+	if (t->timer_armed) {
+		timer_delete(t->timer);
+		t->timer_armed = false;
+	}
+	close_perf(t);
+}
+
+void sampler_pause(struct thread_state *t)
+{
+	struct itimerspec zero = {{0, 0}, {0, 0}};
+
+	if (t->perf_fd >= 0) {
+		ioctl(t->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+		ioctl(t->batch_fd, PERF_EVENT_IOC_DISABLE, 0);
+	} else if (t->timer_armed) {
+		timer_settime(t->timer, 0, &zero, NULL);
+	}
+}
+
+void sampler_resume(struct thread_state *t)
+{
+	struct itimerspec its;
+
+	if (t->perf_fd >= 0) {
+		ioctl(t->perf_fd, PERF_EVENT_IOC_ENABLE, 0);
+		ioctl(t->batch_fd, PERF_EVENT_IOC_ENABLE, 0);
+	} else if (t->timer_armed) {
+		its.it_interval.tv_sec = (time_t)(rt.cfg.period_ns / NSEC_PER_SEC);
+		its.it_interval.tv_nsec = (long)(rt.cfg.period_ns % NSEC_PER_SEC);
+		its.it_value = its.it_interval;
+		timer_settime(t->timer, 0, &its, NULL);
+	}
+}
+
+/*
+ * Attribute one sample (leaf IP first, then return addresses - 1) and account
+ * for it: whole-run line counts, the running experiment, line selection.
+ */
+static void account_sample(struct thread_state *t, uintptr_t ip, const uintptr_t *chain,
+			   size_t depth, uint32_t weight)
+{
+	struct line_info *li = linemap_lookup(ip);
+	int state;
+
+	for (size_t i = 0; !li && i < depth; i++)
+		if (chain[i] > 1)
+			li = linemap_lookup(chain[i] - 1);
+	atomic_fetch_add_explicit(&rt.total_samples, weight, memory_order_relaxed);
+	if (!atomic_load_explicit(&rt.first_sample_ns, memory_order_relaxed))
+		atomic_store(&rt.first_sample_ns, time_monotonic_ns());
+	if (!li)
+		return;
+	atomic_fetch_add_explicit(&rt.in_scope_samples, weight, memory_order_relaxed);
+	atomic_fetch_add_explicit(&li->samples, weight, memory_order_relaxed);
+	state = atomic_load_explicit(&rt.active, memory_order_acquire);
+	if (state == EXPERIMENT_RUNNING) {
+		if (li == atomic_load_explicit(&rt.selected, memory_order_relaxed)) {
+			delays_sync_epoch(t);
+			t->local += weight;
+		}
+	} else if (state == EXPERIMENT_IDLE) {
+		struct line_info *none = NULL;
+
+		if (!atomic_load_explicit(&rt.next_line, memory_order_relaxed))
+			atomic_compare_exchange_strong(&rt.next_line, &none, li);
+	}
+}
+
+static void process_perf_ring(struct thread_state *t)
+{
+	struct perf_event_mmap_page *hdr = t->ring;
+	unsigned char *data = (unsigned char *)t->ring + page_size;
+	uint64_t size = t->ring_size - page_size;
+	uint64_t head = __atomic_load_n(&hdr->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = hdr->data_tail;
+	uint64_t buf[LEVER_MAX_CALLCHAIN + 8];
+
+	while (tail < head) {
+		struct perf_event_header eh;
+		size_t len;
+
+		for (size_t i = 0; i < sizeof(eh); i++)
+			((unsigned char *)&eh)[i] = data[(tail + i) % size];
+		if (eh.size < sizeof(eh))
+			break;
+		len = eh.size;
+		if (eh.type == PERF_RECORD_SAMPLE && len <= sizeof(buf) + sizeof(eh)) {
+			/* copy out, unwrapping a record that crosses the end */
+			unsigned char *dst = (unsigned char *)buf;
+
+			for (size_t i = sizeof(eh); i < len; i++)
+				dst[i - sizeof(eh)] = data[(tail + i) % size];
+			uint64_t nr = buf[1];
+			uintptr_t chain[LEVER_MAX_CALLCHAIN];
+			size_t depth = 0;
+
+			if (nr > LEVER_MAX_CALLCHAIN + 4)
+				nr = 0;
+			for (uint64_t i = 0; i < nr; i++) {
+				uint64_t a = buf[2 + i];
+
+				if (a >= (uint64_t)PERF_CONTEXT_MAX)
+					continue; /* context marker */
+				if (depth < LEVER_MAX_CALLCHAIN)
+					chain[depth++] = (uintptr_t)a;
+			}
+			/* chain[0] repeats the leaf IP */
+			if (depth && chain[0] == buf[0])
+				account_sample(t, (uintptr_t)buf[0], chain + 1, depth - 1, 1);
+			else
+				account_sample(t, (uintptr_t)buf[0], chain, depth, 1);
+		} else if (eh.type == PERF_RECORD_LOST) {
+			uint64_t lost = 0;
+
+			for (size_t i = 0; i < 8; i++)
+				((unsigned char *)&lost)[i] = data[(tail + 16 + i) % size];
+			atomic_fetch_add_explicit(&rt.lost_samples, lost, memory_order_relaxed);
+		}
+		tail += len;
+	}
+	__atomic_store_n(&hdr->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+static void process_timer_buffer(struct thread_state *t)
+{
+	for (unsigned i = 0; i < t->tbuf_n; i++) {
+		struct raw_sample *s = &t->tbuf[i];
+
+		account_sample(t, s->ip, s->chain, s->depth, s->weight);
+	}
+	t->tbuf_n = 0;
+	t->tbuf_weight = 0;
+}
+
+void samples_process(struct thread_state *t)
+{
+	if (!t)
+		return;
+	if (t->ring)
+		process_perf_ring(t);
+	else
+		process_timer_buffer(t);
+	delays_catch_up(t);
+}
+
+/* Frame-pointer walk within this thread's stack. */
+static uint32_t walk_frames(struct thread_state *t, uintptr_t fp, uintptr_t *chain, uint32_t max)
+{
+	uint32_t n = 0;
+
+	while (n < max && fp >= t->stack_lo && fp + 16 <= t->stack_hi && (fp & 7) == 0) {
+		uintptr_t next = ((uintptr_t *)fp)[0];
+		uintptr_t ret = ((uintptr_t *)fp)[1];
+
+		if (!ret)
+			break;
+		chain[n++] = ret;
+		if (next <= fp)
+			break;
+		fp = next;
+	}
+	return n;
+}
+
+static void record_timer_sample(struct thread_state *t, siginfo_t *info, void *uctx)
+{
+	ucontext_t *uc = uctx;
+	struct raw_sample *s;
+
+	if (t->tbuf_n == LEVER_TIMER_BUF)
+		process_timer_buffer(t);
+	s = &t->tbuf[t->tbuf_n++];
+	s->ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	s->weight = 1 + (uint32_t)(info->si_overrun > 0 ? info->si_overrun : 0);
+	s->depth = t->stack_hi ? walk_frames(t, (uintptr_t)uc->uc_mcontext.gregs[REG_RBP], s->chain,
+					     ARRAY_SIZE(s->chain))
+			       : 0;
+	t->tbuf_weight += s->weight;
+}
+
+static bool signal_is_lever(struct thread_state *t, siginfo_t *info)
+{
+	if (info->si_code == SI_TIMER)
+		return info->si_value.sival_ptr == &lever_timer_marker;
+	if (info->si_code == SI_QUEUE)
+		return info->si_pid == rt.pid && info->si_value.sival_ptr == &lever_request_marker;
+	if (info->si_code == POLL_IN || info->si_code == POLL_HUP || info->si_code == POLL_MSG ||
+	    info->si_code == POLL_ERR || info->si_code == POLL_OUT || info->si_code == POLL_PRI)
+		return t && (info->si_fd == t->batch_fd || info->si_fd == t->perf_fd);
+	return false;
+}
+
+static void lever_signal_handler(int sig, siginfo_t *info, void *uctx)
+{
+	struct thread_state *t = thread_self();
+	int saved_errno = errno;
+
+	if (!signal_is_lever(t, info)) {
+		/* timer/perf signals may outlive a thread's state by a few ns */
+		if (info->si_code != SI_TIMER && info->si_code != SI_QUEUE &&
+		    !(info->si_code >= POLL_IN && info->si_code <= POLL_HUP))
+			signals_forward(sig, info, uctx);
+		errno = saved_errno;
+		return;
+	}
+	if (!t || t->exiting || atomic_load(&rt.shutting_down) > 1) {
+		errno = saved_errno;
+		return;
+	}
+	if (info->si_code == SI_TIMER) {
+		/* the buffer belongs to the interrupted bookkeeping: drop this tick */
+		if (t->busy) {
+			errno = saved_errno;
+			return;
+		}
+		record_timer_sample(t, info, uctx);
+		if (t->tbuf_weight < rt.cfg.batch) {
+			errno = saved_errno;
+			return;
+		}
+	}
+	if (t->busy) {
+		t->pending = 1;
+	} else {
+		t->busy = 1;
+		atomic_signal_fence(memory_order_seq_cst);
+		samples_process(t);
+		atomic_signal_fence(memory_order_seq_cst);
+		t->busy = 0;
+	}
+	if (info->si_code == SI_QUEUE)
+		atomic_store(&t->ack, atomic_load(&rt.end_request));
+	errno = saved_errno;
+}
+
+void sampler_install_handler(void)
+{
+	int (*real_sigaction)(int, const struct sigaction *, struct sigaction *) =
+	    real_symbol("sigaction", NULL);
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = lever_signal_handler;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (real_sigaction)
+		real_sigaction(LEVER_SIGNAL, &sa, NULL);
+	rt.sampler_name = rt.cfg.force_timer ? "timer" : "perf";
+}
+
+/* Ask a thread to process its samples and pay its delays now. */
+bool sampler_request_catch_up(struct thread_state *t)
+{
+	siginfo_t info;
+
+	memset(&info, 0, sizeof(info));
+	info.si_signo = LEVER_SIGNAL;
+	info.si_code = SI_QUEUE;
+	info.si_pid = rt.pid;
+	info.si_uid = getuid();
+	info.si_value.sival_ptr = &lever_request_marker;
+	return syscall(SYS_rt_tgsigqueueinfo, rt.pid, t->tid, LEVER_SIGNAL, &info) == 0;
+}

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * Thread registry and thread life cycle: pthread_create is interposed so every
+ * program thread is sampled from its first instruction and starts with its
+ * parent's delay count (paper §3.4: delays already inserted into the parent
+ * also delayed the creation of the child). A pthread key destructor runs on
+ * every way out of a thread (return, pthread_exit, cancellation) before a
+ * joiner can wake, so an exiting thread pays what it owes first.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "causal/runtime/runtime.h"
+
+static struct thread_state thread_table[LEVER_MAX_THREADS];
+static __thread struct thread_state *tls_state;
+static pthread_key_t exit_key;
+static _Atomic int exit_key_ready;
+static _Atomic unsigned live_threads;
+static _Atomic int table_full_warned;
+
+struct thread_state *thread_self(void)
+{
+	return tls_state;
+}
+
+static void stack_bounds(struct thread_state *t)
+{
+	int (*getattr)(pthread_t, pthread_attr_t *) = real_symbol("pthread_getattr_np", NULL);
+	pthread_attr_t attr;
+	void *addr;
+	size_t size;
+
+	t->stack_lo = 0;
+	t->stack_hi = 0;
+	if (!getattr || getattr(pthread_self(), &attr) != 0)
+		return;
+	if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+		t->stack_lo = (uintptr_t)addr;
+		t->stack_hi = (uintptr_t)addr + size;
+	}
+	pthread_attr_destroy(&attr);
+}
+
+static void thread_exit_hook(void *arg)
+{
+	struct thread_state *t = arg;
+
+	if (t && t == tls_state)
+		thread_unregister(t);
+}
+
+void threads_init(void)
+{
+	if (pthread_key_create(&exit_key, thread_exit_hook) == 0)
+		atomic_store(&exit_key_ready, 1);
+}
+
+struct thread_state *thread_register(uint64_t parent_local, uint64_t parent_epoch)
+{
+	struct thread_state *t = NULL;
+
+	if (tls_state)
+		return tls_state;
+	for (size_t i = 0; i < LEVER_MAX_THREADS; i++) {
+		int expected = 0;
+
+		if (atomic_load_explicit(&thread_table[i].used, memory_order_relaxed))
+			continue;
+		if (atomic_compare_exchange_strong(&thread_table[i].used, &expected, 1)) {
+			t = &thread_table[i];
+			break;
+		}
+	}
+	if (!t) {
+		if (!atomic_exchange(&table_full_warned, 1))
+			LOG_WARN("more than %d live threads; extra threads run unprofiled\n",
+				 LEVER_MAX_THREADS);
+		return NULL;
+	}
+	/* Keep 'used' (set above); reset everything else. */
+	t->tid = (pid_t)syscall(SYS_gettid);
+	t->self = pthread_self();
+	t->perf_fd = -1;
+	t->batch_fd = -1;
+	t->ring = NULL;
+	t->ring_size = 0;
+	t->timer_armed = false;
+	t->tbuf_n = 0;
+	t->local = parent_local;
+	t->epoch = parent_epoch;
+	t->excess_ns = 0;
+	t->global_at_block = 0;
+	t->epoch_at_block = 0;
+	atomic_store(&t->blocked, 0);
+	atomic_store(&t->ack, atomic_load(&rt.end_request));
+	t->busy = 1;
+	t->pending = 0;
+	t->exiting = false;
+	stack_bounds(t);
+	tls_state = t;
+	atomic_fetch_add(&live_threads, 1);
+	if (atomic_load(&exit_key_ready))
+		pthread_setspecific(exit_key, t);
+	sampler_start(t);
+	t->busy = 0;
+	return t;
+}
+
+void thread_unregister(struct thread_state *t)
+{
+	if (!t || t->exiting)
+		return;
+	t->busy = 1;
+	t->exiting = true;
+	/* Count the last samples and pay what is owed before a joiner can wake. */
+	samples_process(t);
+	delays_catch_up(t);
+	sampler_stop(t);
+	tls_state = NULL;
+	atomic_fetch_sub(&live_threads, 1);
+	atomic_store_explicit(&t->used, 0, memory_order_release);
+}
+
+void threads_foreach(void (*fn)(struct thread_state *t, void *ctx), void *ctx)
+{
+	for (size_t i = 0; i < LEVER_MAX_THREADS; i++) {
+		struct thread_state *t = &thread_table[i];
+
+		if (atomic_load_explicit(&t->used, memory_order_acquire) && !t->exiting)
+			fn(t, ctx);
+	}
+}
+
+/* ---- pthread_create ---- */
+
+struct start_args {
+	void *(*fn)(void *);
+	void *arg;
+	uint64_t parent_local;
+	uint64_t parent_epoch;
+};
+
+static void *thread_start(void *p)
+{
+	struct start_args a = *(struct start_args *)p;
+	void *ret;
+
+	free(p);
+	thread_register(a.parent_local, a.parent_epoch);
+	ret = a.fn(a.arg);
+	/* the key destructor unregisters, after thread-specific data of the program */
+	return ret;
+}
+
+LEVER_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *),
+				void *arg)
+{
+	static int (*real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+	struct thread_state *parent;
+	struct start_args *a;
+	int r;
+
+	if (!real)
+		real = real_symbol("pthread_create", NULL);
+	if (!real)
+		return EAGAIN;
+	if (!atomic_load(&rt.enabled))
+		return real(thread, attr, fn, arg);
+	a = malloc(sizeof(*a));
+	if (!a)
+		return real(thread, attr, fn, arg);
+	parent = runtime_enter();
+	a->fn = fn;
+	a->arg = arg;
+	a->parent_local = 0;
+	a->parent_epoch = 0;
+	if (parent) {
+		delays_sync_epoch(parent);
+		a->parent_local = parent->local;
+		a->parent_epoch = parent->epoch;
+	}
+	runtime_leave(parent);
+	r = real(thread, attr, thread_start, a);
+	if (r != 0)
+		free(a);
+	return r;
+}
+
+unsigned threads_live(void)
+{
+	return atomic_load(&live_threads);
+}
+
+/* After fork the child has only the forking thread; forget the others. */
+void threads_after_fork_child(struct thread_state *self)
+{
+	for (size_t i = 0; i < LEVER_MAX_THREADS; i++) {
+		struct thread_state *t = &thread_table[i];
+
+		if (t != self)
+			atomic_store(&t->used, 0);
+	}
+	atomic_store(&live_threads, self ? 1 : 0);
+	if (self)
+		self->tid = (pid_t)syscall(SYS_gettid);
+}
