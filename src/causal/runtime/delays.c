@@ -10,13 +10,17 @@
  */
 #include "causal/runtime/runtime.h"
 
+/*
+ * A count from an older experiment is replaced by G as it was when the
+ * current experiment started, so pauses added since then are still owed.
+ */
 void delays_sync_epoch(struct thread_state *t)
 {
 	uint64_t epoch = atomic_load_explicit(&rt.epoch, memory_order_acquire);
 
 	if (t->epoch != epoch) {
 		t->epoch = epoch;
-		t->local = atomic_load_explicit(&rt.global, memory_order_acquire);
+		t->local = atomic_load_explicit(&rt.epoch_global, memory_order_acquire);
 		t->excess_ns = 0;
 	}
 }
@@ -68,27 +72,35 @@ void delays_pre_block(struct thread_state *t)
 	if (!t)
 		return;
 	delays_catch_up(t);
-	t->global_at_block = atomic_load(&rt.global);
 	t->epoch_at_block = t->epoch;
+	t->global_at_block = atomic_load(&rt.global);
 	atomic_store(&t->blocked, 1);
 }
 
 void delays_post_block(struct thread_state *t, bool woken_by_other)
 {
+	uint64_t epoch, g;
+
 	if (!t)
 		return;
 	atomic_store(&t->blocked, 0);
-	delays_sync_epoch(t);
 	/*
 	 * Woken by a thread that paid its delays before waking us: we were
 	 * delayed with it, so skip the pauses added while we were blocked.
 	 */
-	if (woken_by_other && t->epoch == t->epoch_at_block) {
-		uint64_t g = atomic_load(&rt.global);
-
-		if (g > t->global_at_block)
-			t->local += g - t->global_at_block;
+	if (woken_by_other) {
+		epoch = atomic_load_explicit(&rt.epoch, memory_order_acquire);
+		g = atomic_load(&rt.global);
+		if (t->epoch_at_block == epoch) {
+			if (g > t->global_at_block)
+				t->local += g - t->global_at_block;
+		} else {
+			t->epoch = epoch;
+			t->local = g;
+			t->excess_ns = 0;
+		}
 	}
+	delays_sync_epoch(t);
 }
 
 struct thread_state *runtime_enter(void)

@@ -149,6 +149,7 @@ static void run_experiment(struct line_info *line, unsigned speedup)
 	g0 = atomic_load(&rt.global);
 	s0 = atomic_load(&line->samples);
 	t0 = time_monotonic_ns();
+	atomic_store(&rt.epoch_global, g0);
 	atomic_fetch_add(&rt.epoch, 1);
 	atomic_store(&rt.active, EXPERIMENT_RUNNING);
 
@@ -170,6 +171,7 @@ static void run_experiment(struct line_info *line, unsigned speedup)
 		paid = g1 - g0;
 	duration = (int64_t)(t1 - t0) - (int64_t)(paid * d);
 	stats.unpaid_pauses += (g1 - g0) - paid;
+	atomic_store(&rt.epoch_global, g1);
 	atomic_fetch_add(&rt.epoch, 1);
 	atomic_store(&rt.active, EXPERIMENT_IDLE);
 

@@ -12,7 +12,8 @@
  * both in units of "one pause of the current experiment's delay d". Own samples
  * in the selected line add to L; a thread with L > G raises G to L; a thread
  * with L < G sleeps (G - L) * d. Counts belong to an experiment epoch; a count
- * from an older epoch is reset to the current G (no debt across experiments).
+ * from an older epoch is reset to G at the start of the current one (no debt
+ * across experiments, but pauses added since the start are still owed).
  */
 #ifndef LEVER_CAUSAL_RUNTIME_H
 #define LEVER_CAUSAL_RUNTIME_H
@@ -106,6 +107,7 @@ struct runtime {
 	/* experiment state, written by the profiler thread */
 	_Atomic uint64_t global;   /* G */
 	_Atomic uint64_t epoch;	   /* bumped at every experiment start and end */
+	_Atomic uint64_t epoch_global; /* G when the current epoch began */
 	_Atomic int active;	   /* EXPERIMENT_IDLE, _RUNNING or _ENDING */
 	_Atomic uint64_t delay_ns; /* d of the running experiment */
 	struct line_info *_Atomic selected;

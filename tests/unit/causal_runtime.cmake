@@ -1,0 +1,6 @@
+# Mechanism tests of the causal runtime (delay protocol), linked against the
+# runtime sources they test rather than the preloaded library.
+lever_unit_test(test_causal_delays
+  SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_causal_delays.c
+          ${CMAKE_SOURCE_DIR}/src/causal/runtime/delays.c
+  LIBS lever_base Threads::Threads)
