@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * causal: the analysis side of causal profiling (what `lever causal report`
+ * runs). It reads profiles written by liblever-causal.so or by Coz into an
+ * in-memory model, and summarises them into per-line speedup curves.
+ *
+ * The model (struct causal_profile) is format-neutral:
+ *
+ *   runs         one per `startup` record (a run of the profiled program)
+ *   experiments  one per `experiment` record, in file order, each in one run
+ *   deltas       the point records that follow an experiment (throughput or
+ *                latency), a contiguous range per experiment
+ *   points       progress points, unique by (kind, name)
+ *   samples      per run, the latest cumulative sample count per line
+ *   strings      every file:line location and point name, interned; records
+ *                refer to them by id
+ *
+ * Readers never crash on bad input: a malformed line is skipped and counted,
+ * with a diagnostic naming the file and line (or, in strict mode, the read
+ * stops with that message as the error).
+ */
+#ifndef LEVER_CAUSAL_H
+#define LEVER_CAUSAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---------------------------------------------------------------- model */
+
+enum causal_point_kind {
+	CAUSAL_POINT_THROUGHPUT = 1, /* throughput-point, or progress-point (old name) */
+	CAUSAL_POINT_LATENCY = 2,    /* latency-point (begin/end pair) */
+};
+
+struct causal_point {
+	uint32_t name; /* string id */
+	enum causal_point_kind kind;
+};
+
+/* One point record: the change of one progress point during one experiment. */
+struct causal_delta {
+	uint32_t point;     /* index into profile->points */
+	int64_t delta;      /* throughput: visits during the experiment */
+	int64_t arrivals;   /* latency: begin visits during the experiment */
+	int64_t departures; /* latency: end visits during the experiment */
+	int64_t difference; /* latency: begin - end totals at the experiment's end (signed) */
+};
+
+struct causal_experiment {
+	uint32_t run;      /* index into profile->runs */
+	uint32_t selected; /* string id of the selected "file:line" */
+	double speedup;    /* as written, 0..1 */
+	int speedup_pct;   /* speedup in whole percent, 0..100 */
+	int64_t duration;  /* effective duration in ns, always > 0 (others are dropped) */
+	int64_t selected_samples;
+	size_t first_delta; /* index into profile->deltas */
+	size_t n_deltas;
+	uint32_t source;  /* string id of the file the record came from */
+	uint64_t lineno; /* line of the experiment record in that file */
+};
+
+/* Latest cumulative sample count of one line in one run. */
+struct causal_sample_count {
+	uint32_t run;
+	uint32_t location; /* string id of "file:line" */
+	int64_t count;
+};
+
+struct causal_run {
+	uint32_t source;     /* string id of the file the run came from */
+	uint64_t lineno;     /* line of its first record */
+	bool has_startup;    /* false for records before any startup line */
+	uint64_t startup_ns; /* wall clock at profiler start */
+	bool has_runtime;
+	int64_t runtime_ns; /* latest `runtime` record: ns since startup */
+	bool has_shutdown;
+	uint64_t shutdown_ns;
+	int64_t shutdown_samples;
+	/* lever's own header record (`lever version=1 sampler=... period=...`) */
+	bool has_lever_header;
+	unsigned lever_version;
+	char sampler[16];
+	uint64_t period_ns;
+	size_t first_experiment;
+	size_t n_experiments;
+};
+
+struct causal_read_stats {
+	uint64_t lines;             /* lines read, including blank and bad ones */
+	uint64_t records;           /* records understood */
+	uint64_t unknown_records;   /* lines with an unknown record type (skipped) */
+	uint64_t malformed;         /* malformed lines (skipped) */
+	uint64_t dropped_duration;  /* experiments with duration <= 0 (dropped) */
+	uint64_t orphan_points;     /* point records with no experiment before them */
+	uint64_t diagnostics_lost;  /* diagnostics beyond CAUSAL_MAX_DIAGS */
+};
+
+#define CAUSAL_MAX_DIAGS 16
+
+struct causal_tables; /* private lookup tables */
+
+struct causal_profile {
+	struct causal_run *runs;
+	size_t n_runs, cap_runs;
+	struct causal_experiment *experiments;
+	size_t n_experiments, cap_experiments;
+	struct causal_delta *deltas;
+	size_t n_deltas, cap_deltas;
+	struct causal_point *points;
+	size_t n_points, cap_points;
+	struct causal_sample_count *samples;
+	size_t n_samples, cap_samples;
+
+	struct causal_read_stats stats;
+	char *diagnostics[CAUSAL_MAX_DIAGS]; /* "FILE:LINE: message" */
+	size_t n_diagnostics;
+	char error[512]; /* why the last read failed */
+
+	struct causal_tables *tables;
+};
+
+struct causal_read_options {
+	bool strict; /* stop at the first malformed line instead of skipping it */
+};
+
+void causal_profile_init(struct causal_profile *p);
+void causal_profile_free(struct causal_profile *p);
+
+/*
+ * Append the runs in a file (Coz's legacy tab-separated format; see
+ * doc/formats/profile.md) to p. Returns 0, or -1 with p->error set (cannot
+ * open or read the file, out of memory, or a malformed line in strict mode).
+ * opt may be NULL.
+ */
+int causal_profile_read_file(struct causal_profile *p, const char *path,
+			     const struct causal_read_options *opt);
+/* Same, from an open stream; name is used in messages. */
+int causal_profile_read_stream(struct causal_profile *p, FILE *in, const char *name,
+			       const struct causal_read_options *opt);
+/* Same, from memory (the buffer need not be NUL-terminated). */
+int causal_profile_read_buffer(struct causal_profile *p, const char *buf, size_t len,
+			       const char *name, const struct causal_read_options *opt);
+
+/* The text of an interned string id ("" for an unknown id). */
+const char *causal_profile_string(const struct causal_profile *p, uint32_t id);
+/* The id of text if interned, else UINT32_MAX. */
+uint32_t causal_profile_find_string(const struct causal_profile *p, const char *text);
+
+/* Latest samples of location (string id) summed over all runs; 0 if none. */
+int64_t causal_profile_line_samples(const struct causal_profile *p, uint32_t location);
+/* Sum of the latest `runtime` of every run, in ns. */
+int64_t causal_profile_total_runtime(const struct causal_profile *p);
+
+/* ---------------------------------------------------------------- summary */
+
+/* All experiments of one selected line at one speedup, for one progress point. */
+struct causal_bucket {
+	int speedup_pct;
+	unsigned experiments;
+	double duration;       /* sum of effective durations, ns */
+	double visits;         /* throughput: sum of deltas; latency: sum of arrivals */
+	double departures;     /* latency: sum of departures */
+	double difference_dur; /* latency: sum of difference * duration */
+	double program_speedup; /* predicted program speedup (fraction); 0 for the 0% bucket */
+};
+
+/* The curve of one (selected line, progress point). */
+struct causal_series {
+	uint32_t selected; /* string id */
+	uint32_t point;    /* index into profile->points */
+	struct causal_bucket *buckets; /* sorted by speedup_pct, first is 0% */
+	size_t n_buckets;
+	unsigned experiments; /* over the kept buckets */
+	double slope;         /* Theil-Sen slope of program vs line speedup */
+	double max_speedup;   /* largest program speedup among the buckets */
+};
+
+struct causal_summary_options {
+	unsigned min_speedups; /* distinct speedups a line needs; 0 = default (5) */
+	double min_visits;     /* visits (or arrivals) a bucket needs; 0 = default (5) */
+};
+
+struct causal_summary {
+	struct causal_series *series; /* sorted by slope, steepest rise first */
+	size_t n_series;
+	size_t dropped_no_baseline; /* (line, point) pairs without a usable 0% bucket */
+	size_t dropped_few_speedups; /* pairs with fewer than min_speedups speedups */
+	size_t dropped_buckets;     /* buckets with too few visits */
+};
+
+#define CAUSAL_DEFAULT_MIN_SPEEDUPS 5
+#define CAUSAL_DEFAULT_MIN_VISITS   5
+
+/*
+ * Group experiments by (selected line, point, speedup), sum durations and
+ * deltas, and compute the program speedup of each bucket against the line's
+ * own 0% bucket (throughput: 1 - p_s/p_0 with p = duration/visits; latency:
+ * Little's law, (W_0 - W_s)/W_0). Buckets with too few visits are dropped.
+ * Lines are sorted by the Theil-Sen slope of their curve (the median of
+ * pairwise slopes: robust to a glitched bucket). Returns 0, or -1 when out of
+ * memory.
+ */
+int causal_summarize(const struct causal_profile *p, const struct causal_summary_options *opt,
+		     struct causal_summary *out);
+void causal_summary_free(struct causal_summary *s);
+
+/* ---------------------------------------------------------------- text report */
+
+struct causal_report_options {
+	size_t top; /* lines to print, 0 = all */
+};
+
+/* Print the summary as per-line tables, readable at 80 columns. */
+void causal_report_text(FILE *out, const struct causal_profile *p, const struct causal_summary *s,
+			const struct causal_report_options *opt);
+
+#endif

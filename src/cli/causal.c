@@ -1,0 +1,756 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * lever causal: run a program under liblever-causal.so (causal profiling, as
+ * Coz), and `lever causal report` to summarise the profile it writes.
+ *
+ * The launcher turns options into the LEVER_CAUSAL_* environment variables of
+ * causal/runtime/settings.h, appends the runtime to LD_PRELOAD and execs the
+ * program, so the program's exit status is lever's.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "causal/causal.h"
+#include "causal/runtime/settings.h"
+#include "cli/commands.h"
+
+#define RUNTIME_NAME "liblever-causal.so"
+#define EXIT_USAGE   2
+
+static const char causal_usage[] =
+	"usage: lever causal [OPTIONS] -- PROGRAM [ARGS...]\n"
+	"       lever causal report [OPTIONS] [PROFILE...]\n"
+	"\n"
+	"Causal profiling (Coz): runs PROGRAM with lever's runtime, which performs\n"
+	"experiments that virtually speed up one source line at a time and measure\n"
+	"the effect on progress points. The profile is appended to ./profile.coz.\n"
+	"'---' is accepted in place of '--', as in Coz.\n"
+	"\n"
+	"Scope:\n"
+	"  -b, --binary-scope PAT      profile executables/libraries matching PAT ('%'\n"
+	"                              matches anything; MAIN = the program; default MAIN);\n"
+	"                              repeatable\n"
+	"  -s, --source-scope PAT      only experiment on source files matching PAT\n"
+	"                              (default %); repeatable\n"
+	"\n"
+	"Progress points (besides LEVER_PROGRESS/COZ_PROGRESS in the source):\n"
+	"      --progress FILE:LINE    count each execution of FILE:LINE (breakpoint);\n"
+	"                              repeatable\n"
+	"      --sampled-progress FILE:LINE\n"
+	"                              count samples in FILE:LINE; repeatable\n"
+	"      --end-to-end            one experiment per run, ending when main returns\n"
+	"\n"
+	"Experiments:\n"
+	"      --fixed-line FILE:LINE  only speed up this line\n"
+	"      --fixed-speedup PCT     only use this speedup, 0..100\n"
+	"      --zero-probability P    probability of a 0% (baseline) experiment, 0..1\n"
+	"                              (default 0.5)\n"
+	"      --speedup-step PCT      speedups are multiples of PCT, 1..100 (default 5)\n"
+	"      --experiment-length DUR initial experiment length (default 100ms)\n"
+	"      --cooloff DUR           pause between experiments (default 10ms)\n"
+	"      --min-visits N          progress visits an experiment needs before its\n"
+	"                              length stops doubling (default 5)\n"
+	"      --seed N                random seed (default: from the clock)\n"
+	"\n"
+	"Sampling:\n"
+	"      --sampler=perf|timer    perf_event_open (default; falls back to timer)\n"
+	"                              or a CPU-time timer\n"
+	"      --sample-period DUR     CPU time between samples (default 1ms)\n"
+	"      --batch N               samples processed per batch (default 10)\n"
+	"\n"
+	"Output and processes:\n"
+	"  -o, --output FILE           append the profile to FILE (default ./profile.coz)\n"
+	"      --follow-children       also profile child processes, each into\n"
+	"                              FILE.<pid> (default: children run unprofiled)\n"
+	"  -v, --verbose               runtime messages on stderr (sampler, scope, ...)\n"
+	"  -h, --help                  show this help\n"
+	"\n"
+	"DUR is a number with an optional unit: ns, us, ms (the default) or s.\n"
+	"Exit status: the program's; 2 for a usage error; 1 if the runtime is missing;\n"
+	"126 if PROGRAM cannot be executed; 127 if it is not found.\n"
+	"See doc/causal.md.\n";
+
+static const char report_usage[] =
+	"usage: lever causal report [OPTIONS] [PROFILE...]\n"
+	"\n"
+	"Summarise causal profiles (default ./profile.coz; several files are combined).\n"
+	"For each line, prints the predicted program speedup at each line speedup,\n"
+	"steepest curve first.\n"
+	"\n"
+	"  --min-speedups N   distinct speedups a line needs to be shown (default 5)\n"
+	"  --top N            show the N steepest lines (default 10; 0 = all)\n"
+	"  --strict           fail on the first malformed line instead of skipping it\n"
+	"  -h, --help         show this help\n";
+
+/* ------------------------------------------------------------ helpers */
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "lever causal: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nRun 'lever causal --help' for usage.\n");
+	return EXIT_USAGE;
+}
+
+static bool parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!text || !*text || *text == '-' || *text == '+' || *text == ' ')
+		return false;
+	errno = 0;
+	v = strtoull(text, &end, 10);
+	if (errno || *end != '\0' || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+static bool parse_fraction(const char *text, double *out)
+{
+	char *end;
+	double v;
+
+	if (!text || !*text)
+		return false;
+	errno = 0;
+	v = strtod(text, &end);
+	if (errno || *end != '\0' || !(v >= 0.0 && v <= 1.0))
+		return false;
+	*out = v;
+	return true;
+}
+
+/* A duration within [min, max] ns that is a whole number of unit ns. */
+static bool parse_duration(const char *text, uint64_t unit, uint64_t min, uint64_t max,
+			   uint64_t *out)
+{
+	char *end;
+	double v;
+	uint64_t ns;
+
+	if (!text || !*text)
+		return false;
+	v = strtod(text, &end);
+	if (!(v >= 0.0 && v <= 1e9)) /* keep the conversion to ns in range */
+		return false;
+	if (!time_parse_duration(text, NSEC_PER_MSEC, &ns))
+		return false;
+	if (ns < min || ns > max || ns % unit)
+		return false;
+	*out = ns / unit;
+	return true;
+}
+
+static bool valid_file_line(const char *spec)
+{
+	char file[PATH_MAX];
+	unsigned line;
+
+	return parse_file_line(spec, file, sizeof(file), &line) && !strchr(spec, '\t');
+}
+
+/* A tab-separated list, as the runtime expects. */
+struct list {
+	char *text;
+	size_t len;
+};
+
+static int list_add(struct list *l, const char *item)
+{
+	size_t n = strlen(item);
+	char *t = realloc(l->text, l->len + n + 2);
+
+	if (!t) {
+		fprintf(stderr, "lever causal: out of memory\n");
+		return -1;
+	}
+	if (l->len)
+		t[l->len++] = '\t';
+	memcpy(t + l->len, item, n + 1);
+	l->len += n;
+	l->text = t;
+	return 0;
+}
+
+/* ------------------------------------------------------------ options */
+
+struct causal_options {
+	const char *output;
+	struct list binary_scope;
+	struct list source_scope;
+	struct list progress;
+	struct list sampled;
+	bool end_to_end;
+	const char *fixed_line;
+	const char *fixed_speedup;
+	const char *sampler;
+	bool verbose;
+	bool follow_children;
+	const char *zero_probability;
+	char speedup_step[24];
+	char experiment_ms[24];
+	char cooloff_ms[24];
+	char min_visits[24];
+	char period_us[24];
+	char batch[24];
+	char seed[24];
+};
+
+enum {
+	OPT_PROGRESS = 256,
+	OPT_SAMPLED,
+	OPT_END_TO_END,
+	OPT_FIXED_LINE,
+	OPT_FIXED_SPEEDUP,
+	OPT_SAMPLER,
+	OPT_FOLLOW_CHILDREN,
+	OPT_ZERO_PROB,
+	OPT_SPEEDUP_STEP,
+	OPT_EXPERIMENT_LENGTH,
+	OPT_COOLOFF,
+	OPT_MIN_VISITS,
+	OPT_SAMPLE_PERIOD,
+	OPT_BATCH,
+	OPT_SEED,
+};
+
+static const struct option causal_long_options[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "binary-scope", required_argument, NULL, 'b' },
+	{ "source-scope", required_argument, NULL, 's' },
+	{ "progress", required_argument, NULL, OPT_PROGRESS },
+	{ "sampled-progress", required_argument, NULL, OPT_SAMPLED },
+	{ "end-to-end", no_argument, NULL, OPT_END_TO_END },
+	{ "fixed-line", required_argument, NULL, OPT_FIXED_LINE },
+	{ "fixed-speedup", required_argument, NULL, OPT_FIXED_SPEEDUP },
+	{ "sampler", required_argument, NULL, OPT_SAMPLER },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "follow-children", no_argument, NULL, OPT_FOLLOW_CHILDREN },
+	{ "zero-probability", required_argument, NULL, OPT_ZERO_PROB },
+	{ "speedup-step", required_argument, NULL, OPT_SPEEDUP_STEP },
+	{ "experiment-length", required_argument, NULL, OPT_EXPERIMENT_LENGTH },
+	{ "cooloff", required_argument, NULL, OPT_COOLOFF },
+	{ "min-visits", required_argument, NULL, OPT_MIN_VISITS },
+	{ "sample-period", required_argument, NULL, OPT_SAMPLE_PERIOD },
+	{ "batch", required_argument, NULL, OPT_BATCH },
+	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int set_number(char *dst, size_t size, const char *text, uint64_t min, uint64_t max,
+		      const char *option, const char *what)
+{
+	uint64_t v;
+
+	if (!parse_u64(text, min, max, &v))
+		return usage_error("%s: '%s' is not %s", option, text, what);
+	snprintf(dst, size, "%llu", (unsigned long long)v);
+	return 0;
+}
+
+static int set_duration(char *dst, size_t size, const char *text, uint64_t unit, uint64_t min,
+			uint64_t max, const char *option, const char *what)
+{
+	uint64_t v;
+
+	if (!parse_duration(text, unit, min, max, &v))
+		return usage_error("%s: '%s' is not %s", option, text, what);
+	snprintf(dst, size, "%llu", (unsigned long long)v);
+	return 0;
+}
+
+static int add_pattern(struct list *l, const char *pat, const char *option)
+{
+	if (!*pat || strchr(pat, '\t'))
+		return usage_error("%s: the pattern must be non-empty and contain no tab", option);
+	return list_add(l, pat) ? 1 : 0;
+}
+
+static int add_file_line(struct list *l, const char *spec, const char *option)
+{
+	if (!valid_file_line(spec))
+		return usage_error("%s: '%s' is not FILE:LINE (e.g. main.c:42)", option, spec);
+	return list_add(l, spec) ? 1 : 0;
+}
+
+#define HOUR_NS (3600ULL * NSEC_PER_SEC)
+
+/* Apply one option; 0 on success, else the exit status. */
+static int apply_option(struct causal_options *o, int c, const char *arg)
+{
+	double p;
+	uint64_t v;
+
+	switch (c) {
+	case 'o':
+		if (!*arg)
+			return usage_error("--output: empty file name");
+		o->output = arg;
+		return 0;
+	case 'b':
+		return add_pattern(&o->binary_scope, arg, "--binary-scope");
+	case 's':
+		return add_pattern(&o->source_scope, arg, "--source-scope");
+	case OPT_PROGRESS:
+		return add_file_line(&o->progress, arg, "--progress");
+	case OPT_SAMPLED:
+		return add_file_line(&o->sampled, arg, "--sampled-progress");
+	case OPT_END_TO_END:
+		o->end_to_end = true;
+		return 0;
+	case OPT_FIXED_LINE:
+		if (!valid_file_line(arg))
+			return usage_error("--fixed-line: '%s' is not FILE:LINE (e.g. main.c:42)",
+					   arg);
+		o->fixed_line = arg;
+		return 0;
+	case OPT_FIXED_SPEEDUP:
+		if (!parse_u64(arg, 0, 100, &v))
+			return usage_error("--fixed-speedup: '%s' is not a percentage 0..100", arg);
+		o->fixed_speedup = arg;
+		return 0;
+	case OPT_SAMPLER:
+		if (strcmp(arg, "perf") && strcmp(arg, "timer"))
+			return usage_error("--sampler: '%s' is not perf or timer", arg);
+		o->sampler = arg;
+		return 0;
+	case 'v':
+		o->verbose = true;
+		return 0;
+	case OPT_FOLLOW_CHILDREN:
+		o->follow_children = true;
+		return 0;
+	case OPT_ZERO_PROB:
+		if (!parse_fraction(arg, &p))
+			return usage_error("--zero-probability: '%s' is not a probability 0..1",
+					   arg);
+		o->zero_probability = arg;
+		return 0;
+	case OPT_SPEEDUP_STEP:
+		return set_number(o->speedup_step, sizeof(o->speedup_step), arg, 1, 100,
+				  "--speedup-step", "a percentage 1..100");
+	case OPT_EXPERIMENT_LENGTH:
+		return set_duration(o->experiment_ms, sizeof(o->experiment_ms), arg, NSEC_PER_MSEC,
+				    NSEC_PER_MSEC, HOUR_NS, "--experiment-length",
+				    "a whole number of milliseconds from 1ms to 1h");
+	case OPT_COOLOFF:
+		return set_duration(o->cooloff_ms, sizeof(o->cooloff_ms), arg, NSEC_PER_MSEC, 0,
+				    HOUR_NS, "--cooloff",
+				    "a whole number of milliseconds from 0 to 1h");
+	case OPT_MIN_VISITS:
+		return set_number(o->min_visits, sizeof(o->min_visits), arg, 1, 1000000000,
+				  "--min-visits", "a count 1..1000000000");
+	case OPT_SAMPLE_PERIOD:
+		return set_duration(o->period_us, sizeof(o->period_us), arg, NSEC_PER_USEC,
+				    10 * NSEC_PER_USEC, NSEC_PER_SEC, "--sample-period",
+				    "a whole number of microseconds from 10us to 1s");
+	case OPT_BATCH:
+		return set_number(o->batch, sizeof(o->batch), arg, 1, 1000, "--batch",
+				  "a count 1..1000");
+	case OPT_SEED:
+		return set_number(o->seed, sizeof(o->seed), arg, 0, UINT64_MAX, "--seed",
+				  "an unsigned 64-bit integer");
+	default:
+		return EXIT_USAGE;
+	}
+}
+
+/* Index of the first "--" or "---", or argc. */
+static int find_separator(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0 || strcmp(argv[i], "---") == 0)
+			return i;
+	}
+	return argc;
+}
+
+/*
+ * Parse options in argv[1..); on success *prog is the index of PROGRAM.
+ * Returns 0, -1 after --help, or an exit status.
+ */
+static int parse_options(struct causal_options *o, int argc, char **argv, int *prog)
+{
+	int sep = find_separator(argc, argv);
+	int c, ret;
+
+	opterr = 0;
+	optind = 1;
+	/* '+': stop at the first non-option, so PROGRAM may follow without "--" */
+	while ((c = getopt_long(sep, argv, "+:o:b:s:vh", causal_long_options, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(causal_usage, stdout);
+			return -1;
+		}
+		if (c == '?') {
+			if (optopt)
+				return usage_error("unknown option '-%c'", optopt);
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+		if (c == ':')
+			return usage_error("option '%s' needs a value", argv[optind - 1]);
+		ret = apply_option(o, c, optarg);
+		if (ret)
+			return ret;
+	}
+	if (optind < sep)
+		*prog = optind; /* PROGRAM given without "--" */
+	else
+		*prog = sep + 1;
+	if (*prog >= argc)
+		return usage_error("no program given: lever causal [OPTIONS] -- PROGRAM [ARGS]");
+	return 0;
+}
+
+/* ------------------------------------------------------------ launching */
+
+static int set_env(const char *name, const char *value)
+{
+	if (value && *value ? setenv(name, value, 1) : unsetenv(name)) {
+		fprintf(stderr, "lever causal: cannot set %s: %s\n", name, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The output file as an absolute path, so the program may chdir; checks it is writable. */
+static int resolve_output(const char *output, char *out, size_t size)
+{
+	char cwd[PATH_MAX];
+	int fd;
+
+	if (output[0] == '/') {
+		if ((size_t)snprintf(out, size, "%s", output) >= size)
+			goto too_long;
+	} else {
+		if (!getcwd(cwd, sizeof(cwd))) {
+			fprintf(stderr, "lever causal: cannot get the working directory: %s\n",
+				strerror(errno));
+			return -1;
+		}
+		if ((size_t)snprintf(out, size, "%s/%s", cwd, output) >= size)
+			goto too_long;
+	}
+	fd = open(out, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		fprintf(stderr, "lever causal: cannot write the profile %s: %s\n", out,
+			strerror(errno));
+		return -1;
+	}
+	close(fd);
+	return 0;
+too_long:
+	fprintf(stderr, "lever causal: output path too long: %s\n", output);
+	return -1;
+}
+
+static int export_settings(const struct causal_options *o, const char *output)
+{
+	const struct {
+		const char *name;
+		const char *value;
+	} env[] = {
+		{ LEVER_ENV_ACTIVE, "1" },
+		{ LEVER_ENV_OUTPUT, output },
+		{ LEVER_ENV_BINARY_SCOPE, o->binary_scope.text },
+		{ LEVER_ENV_SOURCE_SCOPE, o->source_scope.text },
+		{ LEVER_ENV_PROGRESS, o->progress.text },
+		{ LEVER_ENV_SAMPLED, o->sampled.text },
+		{ LEVER_ENV_END_TO_END, o->end_to_end ? "1" : NULL },
+		{ LEVER_ENV_FIXED_LINE, o->fixed_line },
+		{ LEVER_ENV_FIXED_SPEEDUP, o->fixed_speedup },
+		{ LEVER_ENV_SAMPLER, o->sampler },
+		{ LEVER_ENV_VERBOSE, o->verbose ? "1" : NULL },
+		{ LEVER_ENV_FOLLOW_CHILDREN, o->follow_children ? "1" : NULL },
+		{ LEVER_ENV_ZERO_PROB, o->zero_probability },
+		{ LEVER_ENV_SPEEDUP_STEP, o->speedup_step },
+		{ LEVER_ENV_EXPERIMENT_MS, o->experiment_ms },
+		{ LEVER_ENV_COOLOFF_MS, o->cooloff_ms },
+		{ LEVER_ENV_MIN_VISITS, o->min_visits },
+		{ LEVER_ENV_PERIOD_US, o->period_us },
+		{ LEVER_ENV_BATCH, o->batch },
+		{ LEVER_ENV_SEED, o->seed },
+	};
+
+	/* Unset what was not asked for, so settings never leak in from the caller. */
+	for (size_t i = 0; i < ARRAY_SIZE(env); i++) {
+		if (set_env(env[i].name, env[i].value))
+			return -1;
+	}
+#ifdef LEVER_ENV_ROOT_PID
+	{
+		/* lever execs, so its pid is the program's: other processes are children */
+		char pid[24];
+
+		snprintf(pid, sizeof(pid), "%d", (int)getpid());
+		if (set_env(LEVER_ENV_ROOT_PID, pid))
+			return -1;
+	}
+#endif
+	return 0;
+}
+
+/* LD_PRELOAD with the runtime appended (space-separated), unless already there. */
+static int add_preload(const char *runtime)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char *value;
+	int ret;
+
+	if (!old || !*old)
+		return set_env("LD_PRELOAD", runtime);
+	if (strstr(old, runtime))
+		return 0;
+	if (asprintf(&value, "%s %s", old, runtime) < 0) {
+		fprintf(stderr, "lever causal: out of memory\n");
+		return -1;
+	}
+	ret = set_env("LD_PRELOAD", value);
+	free(value);
+	return ret;
+}
+
+static int find_runtime(char *out, size_t size)
+{
+	const char *dir = lever_runtime_dir();
+	char path[PATH_MAX];
+
+	if (!dir) {
+		fprintf(stderr, "lever causal: cannot locate lever's runtime directory; set "
+				"LEVER_RUNTIME_DIR\n");
+		return -1;
+	}
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, RUNTIME_NAME) >= sizeof(path) ||
+	    !realpath(path, out) || access(out, R_OK)) {
+		fprintf(stderr,
+			"lever causal: runtime not found: %s\n"
+			"Build it (make build), install lever (make install), or point "
+			"LEVER_RUNTIME_DIR at the directory holding %s.\n",
+			path, RUNTIME_NAME);
+		return -1;
+	}
+	if (strpbrk(out, " :")) {
+		fprintf(stderr, "lever causal: the runtime path %s contains a space or ':', "
+				"which LD_PRELOAD cannot express\n",
+			out);
+		return -1;
+	}
+	(void)size;
+	return 0;
+}
+
+static int exec_program(char **argv)
+{
+	int err;
+
+	fflush(NULL);
+#ifdef LEVER_ENV_EXEC_NS
+	{
+		/* lets the runtime measure its start-up cost from here */
+		char now[24];
+
+		snprintf(now, sizeof(now), "%llu", (unsigned long long)time_monotonic_ns());
+		setenv(LEVER_ENV_EXEC_NS, now, 1);
+	}
+#endif
+	execvp(argv[0], argv);
+	err = errno;
+	fprintf(stderr, "lever causal: cannot run %s: %s\n", argv[0], strerror(err));
+	return err == ENOENT || err == ENOTDIR ? 127 : 126;
+}
+
+static void free_options(struct causal_options *o)
+{
+	free(o->binary_scope.text);
+	free(o->source_scope.text);
+	free(o->progress.text);
+	free(o->sampled.text);
+}
+
+static int run_profiler(int argc, char **argv)
+{
+	struct causal_options o = { .output = "profile.coz" };
+	char output[PATH_MAX];
+	char runtime[PATH_MAX];
+	int prog = 0;
+	int ret;
+
+	ret = parse_options(&o, argc, argv, &prog);
+	if (ret) {
+		free_options(&o);
+		return ret < 0 ? 0 : ret;
+	}
+	ret = 1;
+	if (find_runtime(runtime, sizeof(runtime)) || resolve_output(o.output, output, sizeof(output)))
+		goto out;
+	if (export_settings(&o, output) || add_preload(runtime))
+		goto out;
+	ret = exec_program(argv + prog);
+out:
+	free_options(&o);
+	return ret;
+}
+
+/* ------------------------------------------------------------ report */
+
+struct report_options {
+	struct causal_summary_options summary;
+	struct causal_report_options report;
+	struct causal_read_options read;
+};
+
+enum { ROPT_MIN_SPEEDUPS = 256, ROPT_TOP, ROPT_STRICT };
+
+static const struct option report_long_options[] = {
+	{ "min-speedups", required_argument, NULL, ROPT_MIN_SPEEDUPS },
+	{ "top", required_argument, NULL, ROPT_TOP },
+	{ "strict", no_argument, NULL, ROPT_STRICT },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int report_usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "lever causal report: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nRun 'lever causal report --help' for usage.\n");
+	return EXIT_USAGE;
+}
+
+/* Returns 0, -1 after --help, or an exit status. */
+static int parse_report_options(struct report_options *o, int argc, char **argv)
+{
+	uint64_t v;
+	int c;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":h", report_long_options, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			fputs(report_usage, stdout);
+			return -1;
+		case ROPT_MIN_SPEEDUPS:
+			if (!parse_u64(optarg, 1, 101, &v))
+				return report_usage_error("--min-speedups: '%s' is not 1..101",
+							  optarg);
+			o->summary.min_speedups = (unsigned)v;
+			break;
+		case ROPT_TOP:
+			if (!parse_u64(optarg, 0, 1000000000, &v))
+				return report_usage_error("--top: '%s' is not a count", optarg);
+			o->report.top = v;
+			break;
+		case ROPT_STRICT:
+			o->read.strict = true;
+			break;
+		case ':':
+			return report_usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			return report_usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	return 0;
+}
+
+static void warn_read(const struct causal_profile *p, const struct causal_read_stats *before,
+		      const char *path)
+{
+	const struct causal_read_stats *s = &p->stats;
+
+	if (s->dropped_duration > before->dropped_duration)
+		fprintf(stderr,
+			"lever causal report: warning: %s: skipped %llu experiment(s) with "
+			"duration <= 0\n",
+			path, (unsigned long long)(s->dropped_duration - before->dropped_duration));
+	if (s->unknown_records > before->unknown_records)
+		fprintf(stderr,
+			"lever causal report: warning: %s: skipped %llu record(s) of unknown type\n",
+			path, (unsigned long long)(s->unknown_records - before->unknown_records));
+	if (s->malformed > before->malformed)
+		fprintf(stderr, "lever causal report: warning: %s: skipped %llu malformed line(s)\n",
+			path, (unsigned long long)(s->malformed - before->malformed));
+}
+
+static int read_profiles(struct causal_profile *p, char **paths, int n,
+			 const struct causal_read_options *opt)
+{
+	for (int i = 0; i < n; i++) {
+		struct causal_read_stats before = p->stats;
+		size_t diags = p->n_diagnostics;
+
+		if (causal_profile_read_file(p, paths[i], opt)) {
+			fprintf(stderr, "lever causal report: %s\n", p->error);
+			return 1;
+		}
+		for (size_t k = diags; k < p->n_diagnostics; k++) {
+			if (strstr(p->diagnostics[k], "unknown type"))
+				continue; /* summarised by warn_read */
+			fprintf(stderr, "lever causal report: warning: %s\n", p->diagnostics[k]);
+		}
+		warn_read(p, &before, paths[i]);
+		if (p->stats.records == before.records) {
+			fprintf(stderr, "lever causal report: %s: no profile records found\n",
+				paths[i]);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int run_report(int argc, char **argv)
+{
+	struct report_options o = { { 0 }, { .top = 10 }, { 0 } };
+	char *default_path[] = { "profile.coz" };
+	struct causal_profile prof;
+	struct causal_summary sum;
+	char **paths;
+	int n, ret;
+
+	ret = parse_report_options(&o, argc, argv);
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	paths = optind < argc ? argv + optind : default_path;
+	n = optind < argc ? argc - optind : 1;
+	causal_profile_init(&prof);
+	ret = read_profiles(&prof, paths, n, &o.read);
+	if (ret)
+		goto out;
+	if (causal_summarize(&prof, &o.summary, &sum)) {
+		fprintf(stderr, "lever causal report: out of memory\n");
+		ret = 1;
+		goto out;
+	}
+	causal_report_text(stdout, &prof, &sum, &o.report);
+	causal_summary_free(&sum);
+out:
+	causal_profile_free(&prof);
+	return ret;
+}
+
+int cmd_causal(int argc, char **argv)
+{
+	if (argc >= 2 && strcmp(argv[1], "report") == 0)
+		return run_report(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "run") == 0)
+		return run_profiler(argc - 1, argv + 1); /* Coz's `coz run` spelling */
+	if (argc < 2)
+		return usage_error("no program given: lever causal [OPTIONS] -- PROGRAM [ARGS]");
+	return run_profiler(argc, argv);
+}
