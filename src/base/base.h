@@ -32,7 +32,7 @@ uint64_t time_sleep_ns(uint64_t ns);
 bool time_parse_duration(const char *text, uint64_t default_unit_ns, uint64_t *out_ns);
 
 /* --- log: formatted output straight to a file descriptor, no stdio, no malloc --- */
-/* vsnprintf-free formatter supporting %s %d %u %ld %lu %lld %llu %x %lx %zu %p %c %%. */
+/* vsnprintf-free formatter: %s %c %d %i %u %x %p %% with l, ll, z and a width (0-padded with 0). */
 int fmt_buffer(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int vfmt_buffer(char *buf, size_t size, const char *fmt, va_list ap);
 /* Write a formatted message to fd (one write call, truncated at 1 KiB). */

@@ -28,7 +28,9 @@ static void put_str(struct out *o, const char *s)
 		put_char(o, *s++);
 }
 
-static void put_unsigned(struct out *o, unsigned long long v, unsigned base)
+/* Zero- or space-padded to width (the '0' flag and a width are supported). */
+static void put_number(struct out *o, bool negative, unsigned long long v, unsigned base,
+		       int width, bool zero_pad)
 {
 	char tmp[32];
 	int n = 0;
@@ -37,18 +39,23 @@ static void put_unsigned(struct out *o, unsigned long long v, unsigned base)
 		tmp[n++] = "0123456789abcdef"[v % base];
 		v /= base;
 	} while (v);
+	width -= n + (negative ? 1 : 0);
+	if (negative && zero_pad)
+		put_char(o, '-');
+	while (width-- > 0)
+		put_char(o, zero_pad ? '0' : ' ');
+	if (negative && !zero_pad)
+		put_char(o, '-');
 	while (n)
 		put_char(o, tmp[--n]);
 }
 
-static void put_signed(struct out *o, long long v)
+static void put_signed(struct out *o, long long v, int width, bool zero_pad)
 {
-	if (v < 0) {
-		put_char(o, '-');
-		put_unsigned(o, 0ULL - (unsigned long long)v, 10);
-	} else {
-		put_unsigned(o, (unsigned long long)v, 10);
-	}
+	if (v < 0)
+		put_number(o, true, 0ULL - (unsigned long long)v, 10, width, zero_pad);
+	else
+		put_number(o, false, (unsigned long long)v, 10, width, zero_pad);
 }
 
 int vfmt_buffer(char *buf, size_t size, const char *fmt, va_list ap)
@@ -58,12 +65,20 @@ int vfmt_buffer(char *buf, size_t size, const char *fmt, va_list ap)
 	for (; *fmt; fmt++) {
 		int longs = 0;
 		int size_t_arg = 0;
+		int width = 0;
+		bool zero_pad = false;
 
 		if (*fmt != '%') {
 			put_char(&o, *fmt);
 			continue;
 		}
 		fmt++;
+		if (*fmt == '0') {
+			zero_pad = true;
+			fmt++;
+		}
+		while (*fmt >= '0' && *fmt <= '9')
+			width = width * 10 + (*fmt++ - '0');
 		while (*fmt == 'l') {
 			longs++;
 			fmt++;
@@ -82,24 +97,29 @@ int vfmt_buffer(char *buf, size_t size, const char *fmt, va_list ap)
 		case 'd':
 		case 'i':
 			if (longs >= 2)
-				put_signed(&o, va_arg(ap, long long));
+				put_signed(&o, va_arg(ap, long long), width, zero_pad);
 			else if (longs == 1 || size_t_arg)
-				put_signed(&o, va_arg(ap, long));
+				put_signed(&o, va_arg(ap, long), width, zero_pad);
 			else
-				put_signed(&o, va_arg(ap, int));
+				put_signed(&o, va_arg(ap, int), width, zero_pad);
 			break;
 		case 'u':
-		case 'x':
+		case 'x': {
+			unsigned base = *fmt == 'x' ? 16 : 10;
+			unsigned long long v;
+
 			if (longs >= 2)
-				put_unsigned(&o, va_arg(ap, unsigned long long), *fmt == 'x' ? 16 : 10);
+				v = va_arg(ap, unsigned long long);
 			else if (longs == 1 || size_t_arg)
-				put_unsigned(&o, va_arg(ap, unsigned long), *fmt == 'x' ? 16 : 10);
+				v = va_arg(ap, unsigned long);
 			else
-				put_unsigned(&o, va_arg(ap, unsigned int), *fmt == 'x' ? 16 : 10);
+				v = va_arg(ap, unsigned int);
+			put_number(&o, false, v, base, width, zero_pad);
 			break;
+		}
 		case 'p':
 			put_str(&o, "0x");
-			put_unsigned(&o, (unsigned long)va_arg(ap, void *), 16);
+			put_number(&o, false, (unsigned long)va_arg(ap, void *), 16, 0, false);
 			break;
 		case '%':
 			put_char(&o, '%');

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "base/base.h"
+
+static void formats_like_printf(void **state)
+{
+	char got[128], want[128];
+
+	fmt_buffer(got, sizeof(got), "a=%d b=%u c=%lld d=%llu e=%x f=%02u g=%5d h=%s %%", -42, 7u,
+		   -1234567890123LL, 18446744073709551615ULL, 0xbeefu, 5u, -3, "str");
+	snprintf(want, sizeof(want), "a=%d b=%u c=%lld d=%llu e=%x f=%02u g=%5d h=%s %%", -42, 7u,
+		 -1234567890123LL, 18446744073709551615ULL, 0xbeefu, 5u, -3, "str");
+	assert_string_equal(got, want);
+	fmt_buffer(got, sizeof(got), "%zu %ld %lu %03d", (size_t)12, -5L, 6UL, -7);
+	snprintf(want, sizeof(want), "%zu %ld %lu %03d", (size_t)12, -5L, 6UL, -7);
+	assert_string_equal(got, want);
+}
+
+static void truncates_and_terminates(void **state)
+{
+	char buf[8];
+	int n = fmt_buffer(buf, sizeof(buf), "%s", "0123456789");
+
+	assert_int_equal(n, 10);
+	assert_string_equal(buf, "0123456");
+}
+
+static void wildcard_patterns(void **state)
+{
+	assert_true(wildcard_match("%", "/any/thing"));
+	assert_true(wildcard_match("%/src/%.c", "/home/u/src/a.c"));
+	assert_false(wildcard_match("%/src/%.c", "/home/u/src/a.h"));
+	assert_true(wildcard_match("/usr/bin/x", "/usr/bin/x"));
+	assert_false(wildcard_match("/usr/bin/x", "/usr/bin/xy"));
+	assert_true(wildcard_match("%libfoo%", "/opt/lib/libfoo.so.1"));
+	assert_true(wildcard_match("a%b%c", "aXbYbZc"));
+	assert_false(wildcard_match("a%b%c", "aXbYbZ"));
+}
+
+static void durations(void **state)
+{
+	uint64_t ns;
+
+	assert_true(time_parse_duration("250", NSEC_PER_MSEC, &ns));
+	assert_int_equal(ns, 250 * NSEC_PER_MSEC);
+	assert_true(time_parse_duration("40us", NSEC_PER_MSEC, &ns));
+	assert_int_equal(ns, 40 * NSEC_PER_USEC);
+	assert_true(time_parse_duration("1.5s", NSEC_PER_MSEC, &ns));
+	assert_int_equal(ns, 1500 * NSEC_PER_MSEC);
+	assert_false(time_parse_duration("5 ms", NSEC_PER_MSEC, &ns));
+	assert_false(time_parse_duration("-1ms", NSEC_PER_MSEC, &ns));
+	assert_false(time_parse_duration("", NSEC_PER_MSEC, &ns));
+	assert_false(time_parse_duration("12parsecs", NSEC_PER_MSEC, &ns));
+}
+
+static void file_line_specs(void **state)
+{
+	char file[64];
+	unsigned line;
+
+	assert_true(parse_file_line("src/a.c:12", file, sizeof(file), &line));
+	assert_string_equal(file, "src/a.c");
+	assert_int_equal(line, 12);
+	assert_true(parse_file_line("C:/x.c:3", file, sizeof(file), &line));
+	assert_string_equal(file, "C:/x.c");
+	assert_false(parse_file_line("a.c", file, sizeof(file), &line));
+	assert_false(parse_file_line("a.c:", file, sizeof(file), &line));
+	assert_false(parse_file_line("a.c:0", file, sizeof(file), &line));
+	assert_false(parse_file_line("a.c:12x", file, sizeof(file), &line));
+	assert_false(parse_file_line(":12", file, sizeof(file), &line));
+}
+
+static void rng_is_uniform_enough(void **state)
+{
+	struct rng r;
+	unsigned counts[21] = { 0 };
+
+	rng_seed(&r, 42);
+	for (int i = 0; i < 210000; i++)
+		counts[rng_below(&r, 21)]++;
+	for (int i = 0; i < 21; i++) /* expected 10000, sd ~98 */
+		assert_in_range(counts[i], 9500, 10500);
+	for (int i = 0; i < 1000; i++) {
+		double d = rng_double(&r);
+
+		assert_true(d >= 0 && d < 1);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(formats_like_printf), cmocka_unit_test(truncates_and_terminates),
+		cmocka_unit_test(wildcard_patterns),   cmocka_unit_test(durations),
+		cmocka_unit_test(file_line_specs),     cmocka_unit_test(rng_is_uniform_enough),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
