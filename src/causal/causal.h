@@ -173,7 +173,7 @@ struct causal_series {
 	struct causal_bucket *buckets; /* sorted by speedup_pct, first is 0% */
 	size_t n_buckets;
 	unsigned experiments; /* over the kept buckets */
-	double slope;         /* Theil-Sen slope of program vs line speedup */
+	double slope;         /* least-squares slope of program vs line speedup (clamped) */
 	double max_speedup;   /* largest program speedup among the buckets */
 };
 
@@ -198,9 +198,9 @@ struct causal_summary {
  * deltas, and compute the program speedup of each bucket against the line's
  * own 0% bucket (throughput: 1 - p_s/p_0 with p = duration/visits; latency:
  * Little's law, (W_0 - W_s)/W_0). Buckets with too few visits are dropped.
- * Lines are sorted by the Theil-Sen slope of their curve (the median of
- * pairwise slopes: robust to a glitched bucket). Returns 0, or -1 when out of
- * memory.
+ * Lines are sorted by the least-squares slope of their curve, fitted with
+ * program speedups clamped to [-100%, +200%] so that one glitched bucket
+ * cannot decide the rank. Returns 0, or -1 when out of memory.
  */
 int causal_summarize(const struct causal_profile *p, const struct causal_summary_options *opt,
 		     struct causal_summary *out);

@@ -12,7 +12,8 @@
  *    improvement = (W_0 - W_s) / W_0;
  *  - buckets with fewer than min_visits visits (arrivals) are dropped, then
  *    lines without a 0% bucket or with fewer than min_speedups speedups;
- *  - lines are ranked by the (Theil-Sen) regression slope of their curve.
+ *  - lines are ranked by the least-squares slope of their curve (with
+ *    program speedups clamped to [-100%, +200%] for the fit only).
  *
  * Phase correction (paper §3.4.3) is not applied here; the full report does.
  */
@@ -112,53 +113,52 @@ static double bucket_cost(const struct causal_bucket *b, bool latency)
 	return b->duration / b->visits;               /* period between visits */
 }
 
-static int compare_doubles(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
+/* Program speedups beyond these count as these in the slope (Coz's viewer plots only this range). */
+#define SLOPE_MIN_Y -1.0
+#define SLOPE_MAX_Y 2.0
 
-	return (x > y) - (x < y);
+static double clamp_y(double y)
+{
+	return y < SLOPE_MIN_Y ? SLOPE_MIN_Y : y > SLOPE_MAX_Y ? SLOPE_MAX_Y : y;
 }
 
 /*
- * Theil-Sen slope of program vs line speedup: the median of the slopes
- * between all pairs of buckets. A robust regression, so that one glitched
- * bucket (a few visits that fell in an unusual moment) cannot decide a
- * line's rank; the buckets themselves are all kept and shown.
+ * Least-squares slope of program vs line speedup, with program speedups
+ * clamped to [-100%, +200%]: one glitched bucket (a few visits that fell in an
+ * unusual moment, -7000% say) then cannot decide a line's rank, while a line
+ * that really slows the program (contention) still slopes steeply down. The
+ * buckets themselves keep their values.
  */
 static double fit_slope(const struct causal_bucket *b, size_t n)
 {
-	size_t m = 0;
-	double *slopes, slope;
+	double sx = 0, sy = 0, sxx = 0, sxy = 0, denom;
 
-	if (n < 2)
-		return 0;
-	slopes = malloc(n * (n - 1) / 2 * sizeof(*slopes));
-	if (!slopes)
-		return NAN;
 	for (size_t i = 0; i < n; i++) {
-		for (size_t j = i + 1; j < n; j++) {
-			double dx = (b[j].speedup_pct - b[i].speedup_pct) / 100.0;
+		double x = b[i].speedup_pct / 100.0;
+		double y = clamp_y(b[i].program_speedup);
 
-			slopes[m++] = (b[j].program_speedup - b[i].program_speedup) / dx;
-		}
+		sx += x;
+		sy += y;
+		sxx += x * x;
+		sxy += x * y;
 	}
-	qsort(slopes, m, sizeof(*slopes), compare_doubles);
-	slope = m % 2 ? slopes[m / 2] : (slopes[m / 2 - 1] + slopes[m / 2]) / 2;
-	free(slopes);
-	return slope;
+	denom = (double)n * sxx - sx * sx;
+	if (n < 2 || fabs(denom) < 1e-12)
+		return 0;
+	return ((double)n * sxy - sx * sy) / denom;
 }
 
-/* Turn folded buckets into a series: 1, 0 without a usable baseline, -1 if out of memory. */
-static int finish_series(struct causal_series *s, bool latency)
+/* Turn folded buckets into a series; false if the line has no usable baseline. */
+static bool finish_series(struct causal_series *s, bool latency)
 {
 	double base;
 	size_t kept = 0;
 
 	if (s->n_buckets == 0 || s->buckets[0].speedup_pct != 0)
-		return 0;
+		return false;
 	base = bucket_cost(&s->buckets[0], latency);
 	if (!(base > 0) || !isfinite(base))
-		return 0;
+		return false;
 	s->experiments = 0;
 	s->max_speedup = -INFINITY;
 	for (size_t i = 0; i < s->n_buckets; i++) {
@@ -175,7 +175,7 @@ static int finish_series(struct causal_series *s, bool latency)
 	}
 	s->n_buckets = kept;
 	s->slope = fit_slope(s->buckets, kept);
-	return isnan(s->slope) ? -1 : 1; /* NaN: out of memory */
+	return true;
 }
 
 static int compare_series(const void *a, const void *b)
@@ -213,7 +213,6 @@ int causal_summarize(const struct causal_profile *p, const struct causal_summary
 						       : CAUSAL_DEFAULT_MIN_VISITS;
 	struct entry *entries;
 	size_t n, cap = 0;
-	int ret;
 
 	memset(out, 0, sizeof(*out));
 	entries = collect_entries(p, &n);
@@ -233,11 +232,8 @@ int causal_summarize(const struct causal_profile *p, const struct causal_summary
 		s.n_buckets = fold_buckets(entries + i, j - i, min_visits, s.buckets,
 					   &out->dropped_buckets);
 		i = j;
-		ret = finish_series(&s, latency);
-		if (ret <= 0) {
+		if (!finish_series(&s, latency)) {
 			free(s.buckets);
-			if (ret < 0)
-				goto oom;
 			out->dropped_no_baseline++;
 			continue;
 		}
@@ -252,7 +248,8 @@ int causal_summarize(const struct causal_profile *p, const struct causal_summary
 		}
 	}
 	free(entries);
-	qsort(out->series, out->n_series, sizeof(*out->series), compare_series);
+	if (out->n_series)
+		qsort(out->series, out->n_series, sizeof(*out->series), compare_series);
 	return 0;
 oom:
 	free(entries);

@@ -699,10 +699,11 @@ static int read_profiles(struct causal_profile *p, char **paths, int n,
 			fprintf(stderr, "lever causal report: %s\n", p->error);
 			return 1;
 		}
-		for (size_t k = diags; k < p->n_diagnostics; k++) {
+		for (size_t k = diags, shown = 0; k < p->n_diagnostics && shown < 5; k++) {
 			if (strstr(p->diagnostics[k], "unknown type"))
 				continue; /* summarised by warn_read */
 			fprintf(stderr, "lever causal report: warning: %s\n", p->diagnostics[k]);
+			shown++;
 		}
 		warn_read(p, &before, paths[i]);
 		if (p->stats.records == before.records) {

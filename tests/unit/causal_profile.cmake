@@ -1,0 +1,5 @@
+# The causal profile reader, summary and text report (src/causal), including
+# Coz's sample profiles and a fuzz loop.
+lever_unit_test(test_causal_profile
+  SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_causal_profile.c
+  LIBS lever_causal lever_base m)
