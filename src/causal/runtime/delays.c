@@ -8,6 +8,8 @@
  * nanosleep overshoots (50-90 us here), so the excess is banked and taken off
  * later pauses.
  */
+#include <sys/prctl.h>
+
 #include "causal/runtime/runtime.h"
 
 /*
@@ -61,7 +63,10 @@ void delays_catch_up(struct thread_state *t)
 		return;
 	}
 	sampler_pause(t);
+	/* default timer slack (50 us) would add to nanosleep's overshoot */
+	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 	got = time_sleep_ns((uint64_t)want);
+	prctl(PR_SET_TIMERSLACK, t->timer_slack, 0UL, 0UL, 0UL);
 	sampler_resume(t);
 	atomic_fetch_add_explicit(&rt.inserted_delay_ns, got, memory_order_relaxed);
 	t->excess_ns = (int64_t)got - want;

@@ -175,6 +175,13 @@ static void run_experiment(struct line_info *line, unsigned speedup)
 	atomic_fetch_add(&rt.epoch, 1);
 	atomic_store(&rt.active, EXPERIMENT_IDLE);
 
+	if (rt.cfg.verbose > 1)
+		LOG_INFO("experiment %s:%u at %u%%: %llu ms elapsed, %llu pauses (%llu paid by the "
+			 "slowest thread), %llu selected samples\n",
+			 line->file, line->line, speedup,
+			 (unsigned long long)((t1 - t0) / NSEC_PER_MSEC),
+			 (unsigned long long)(g1 - g0), (unsigned long long)paid,
+			 (unsigned long long)(s1 - s0));
 	output_printf("experiment\tselected=%s:%u\tspeedup=%u.%02u\tduration=%lld\t"
 		      "selected-samples=%llu\n",
 		      line->file, line->line, speedup / 100, speedup % 100, (long long)duration,

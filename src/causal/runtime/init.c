@@ -51,7 +51,7 @@ static void read_config(struct runtime_config *c)
 
 	env_str(LEVER_ENV_OUTPUT, base_output, sizeof(base_output), "profile.coz");
 	c->end_to_end = env_u64(LEVER_ENV_END_TO_END, 0) != 0;
-	c->verbose = env_u64(LEVER_ENV_VERBOSE, 0) != 0;
+	c->verbose = (unsigned)env_u64(LEVER_ENV_VERBOSE, 0);
 	c->follow_children = env_u64(LEVER_ENV_FOLLOW_CHILDREN, 0) != 0;
 	v = getenv(LEVER_ENV_SAMPLER);
 	c->force_timer = v && strcmp(v, "timer") == 0;
@@ -133,7 +133,7 @@ static void start_profiling(void)
 	if (!output_open(rt.cfg.output))
 		return;
 	atomic_store(&rt.enabled, 1);
-	thread_register(0, 0);
+	thread_register(0, 0, 0);
 	if (!experiment_start_profiler(&profiler)) {
 		LOG_WARN("cannot start the profiler thread; profiling disabled\n");
 		atomic_store(&rt.enabled, 0);

@@ -64,9 +64,10 @@ struct thread_state {
 	unsigned tbuf_weight;
 
 	/* delays */
-	uint64_t local;	   /* pauses taken + own selected samples, this epoch */
-	uint64_t epoch;	   /* experiment epoch of local */
-	int64_t excess_ns; /* slept beyond what was owed, banked for later pauses */
+	uint64_t local;		   /* pauses taken + own selected samples, this epoch */
+	uint64_t epoch;		   /* experiment epoch of local */
+	int64_t excess_ns;	   /* slept beyond what was owed, banked for later pauses */
+	unsigned long timer_slack; /* the thread's own, restored after our sleeps */
 	uint64_t global_at_block;
 	uint64_t epoch_at_block;
 	_Atomic int blocked;  /* inside a blocking call we wrap */
@@ -82,7 +83,7 @@ struct thread_state {
 struct runtime_config {
 	char output[4096];
 	bool end_to_end;
-	bool verbose;
+	unsigned verbose; /* 0, 1 (-v) or 2 (-vv: every experiment) */
 	bool follow_children;
 	bool force_timer;
 	int fixed_speedup; /* -1: random */
@@ -105,11 +106,11 @@ struct runtime {
 	pid_t pid;
 
 	/* experiment state, written by the profiler thread */
-	_Atomic uint64_t global;   /* G */
-	_Atomic uint64_t epoch;	   /* bumped at every experiment start and end */
+	_Atomic uint64_t global;       /* G */
+	_Atomic uint64_t epoch;	       /* bumped at every experiment start and end */
 	_Atomic uint64_t epoch_global; /* G when the current epoch began */
-	_Atomic int active;	   /* EXPERIMENT_IDLE, _RUNNING or _ENDING */
-	_Atomic uint64_t delay_ns; /* d of the running experiment */
+	_Atomic int active;	       /* EXPERIMENT_IDLE, _RUNNING or _ENDING */
+	_Atomic uint64_t delay_ns;     /* d of the running experiment */
 	struct line_info *_Atomic selected;
 	struct line_info *_Atomic next_line;
 	_Atomic uint64_t end_request; /* end-of-experiment catch-up requests */
@@ -133,7 +134,8 @@ extern struct runtime rt;
 /* ---- threads (threads.c) ---- */
 struct thread_state *thread_self(void);
 /* Registers the calling thread, inheriting parent_local in the current epoch. */
-struct thread_state *thread_register(uint64_t parent_local, uint64_t parent_epoch);
+struct thread_state *thread_register(uint64_t parent_local, uint64_t parent_epoch,
+				     int64_t parent_excess);
 void thread_unregister(struct thread_state *t);
 /* Calls fn for each registered thread (profiler thread only). */
 void threads_foreach(void (*fn)(struct thread_state *t, void *ctx), void *ctx);

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -59,7 +60,8 @@ void threads_init(void)
 		atomic_store(&exit_key_ready, 1);
 }
 
-struct thread_state *thread_register(uint64_t parent_local, uint64_t parent_epoch)
+struct thread_state *thread_register(uint64_t parent_local, uint64_t parent_epoch,
+				     int64_t parent_excess)
 {
 	struct thread_state *t = NULL;
 
@@ -92,7 +94,9 @@ struct thread_state *thread_register(uint64_t parent_local, uint64_t parent_epoc
 	t->tbuf_n = 0;
 	t->local = parent_local;
 	t->epoch = parent_epoch;
-	t->excess_ns = 0;
+	/* the parent's oversleep delayed our creation too (Coz 2014 does the same) */
+	t->excess_ns = parent_excess;
+	t->timer_slack = (unsigned long)prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
 	t->global_at_block = 0;
 	t->epoch_at_block = 0;
 	atomic_store(&t->blocked, 0);
@@ -142,6 +146,7 @@ struct start_args {
 	void *arg;
 	uint64_t parent_local;
 	uint64_t parent_epoch;
+	int64_t parent_excess;
 };
 
 static void *thread_start(void *p)
@@ -150,7 +155,7 @@ static void *thread_start(void *p)
 	void *ret;
 
 	free(p);
-	thread_register(a.parent_local, a.parent_epoch);
+	thread_register(a.parent_local, a.parent_epoch, a.parent_excess);
 	ret = a.fn(a.arg);
 	/* the key destructor unregisters, after thread-specific data of the program */
 	return ret;
@@ -178,10 +183,12 @@ LEVER_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, v
 	a->arg = arg;
 	a->parent_local = 0;
 	a->parent_epoch = 0;
+	a->parent_excess = 0;
 	if (parent) {
 		delays_sync_epoch(parent);
 		a->parent_local = parent->local;
 		a->parent_epoch = parent->epoch;
+		a->parent_excess = parent->excess_ns;
 	}
 	runtime_leave(parent);
 	r = real(thread, attr, thread_start, a);
