@@ -65,6 +65,14 @@ struct lever_counter {
 	size_t backoff; /* unused */
 };
 
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#define LEVER_NULL_ nullptr
+#elif defined(__cplusplus)
+#define LEVER_NULL_ 0
+#else
+#define LEVER_NULL_ ((void *)0)
+#endif
+
 typedef struct lever_counter *(*lever_get_counter_fn)(int type, const char *name);
 typedef void (*lever_void_fn)(void);
 typedef void (*lever_post_block_fn)(int skip_delays);
@@ -76,7 +84,7 @@ extern void *lever_weak_dlsym_(void *handle, const char *symbol) __asm__("dlsym"
 /* RTLD_DEFAULT is the null handle on Linux (glibc and musl). */
 static inline void *lever_lookup_(const char *symbol)
 {
-	return lever_weak_dlsym_ ? lever_weak_dlsym_((void *)0, symbol) : (void *)0;
+	return lever_weak_dlsym_ ? lever_weak_dlsym_(LEVER_NULL_, symbol) : LEVER_NULL_;
 }
 
 static inline struct lever_counter *lever_get_counter_(int type, const char *name)
@@ -93,7 +101,7 @@ static inline struct lever_counter *lever_get_counter_(int type, const char *nam
 		__atomic_store_n(&looked_up, 1, __ATOMIC_RELEASE);
 	}
 	f = __atomic_load_n(&fn, __ATOMIC_RELAXED);
-	return f ? f(type, name) : (struct lever_counter *)0;
+	return f ? f(type, name) : LEVER_NULL_;
 }
 
 static inline void lever_call_void_(const char *symbol, lever_void_fn *cache, int *looked_up)

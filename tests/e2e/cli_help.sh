@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# lever's command line: help, version, dispatch, and usage errors (exit 2 with a message).
+set -uo pipefail
+build=$(cd "$1" && pwd)
+lever=$build/bin/lever
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+
+# expect STATUS PATTERN CMD... : exit status and a pattern in stdout+stderr
+expect() {
+	local want=$1 pattern=$2 got
+	shift 2
+	"$@" >"$tmp/out" 2>&1
+	got=$?
+	if [ "$got" != "$want" ] || ! grep -qE -- "$pattern" "$tmp/out"; then
+		echo "FAIL: $* -> exit $got (want $want), output:"
+		sed 's/^/    /' "$tmp/out" | head -20
+		echo "    (expected /$pattern/)"
+		fails=$((fails + 1))
+	else
+		echo "ok: $* -> $got"
+	fi
+}
+
+expect 0 '^lever [0-9]+\.[0-9]+' "$lever" --version
+expect 0 'causal' "$lever" --help
+expect 0 'causal' "$lever" help
+expect 0 'usage: lever causal' "$lever" help causal
+expect 0 'usage: lever causal' "$lever" causal --help
+expect 0 'usage: lever causal' "$lever" causal -h
+expect 0 'usage: lever causal report' "$lever" causal report --help
+expect 2 'usage: lever' "$lever"
+expect 2 "unknown command 'frobnicate'" "$lever" frobnicate
+expect 2 "unknown command 'frobnicate'" "$lever" help frobnicate
+expect 2 "unknown option '--frob'" "$lever" --frob
+
+# every option is documented in --help
+for opt in --output --binary-scope --source-scope --progress --sampled-progress --end-to-end \
+	--fixed-line --fixed-speedup --sampler --verbose --follow-children --zero-probability \
+	--speedup-step --experiment-length --cooloff --min-visits --sample-period --batch --seed; do
+	expect 0 "$opt" "$lever" causal --help
+done
+
+# usage errors of lever causal
+c() { expect 2 "$1" "$lever" causal "${@:2}"; }
+c 'no program given' 
+c 'no program given' --
+c 'no program given' -o x.coz --
+c "unknown option '--frob'" --frob -- true
+c "unknown option '-x'" -x -- true
+c "needs a value" -o
+c "needs a value" --fixed-line
+c "is not FILE:LINE" --fixed-line main.c -- true
+c "is not FILE:LINE" --fixed-line main.c:0 -- true
+c "is not FILE:LINE" --progress :12 -- true
+c "is not FILE:LINE" --sampled-progress main.c:x -- true
+c "not a percentage 0..100" --fixed-speedup 101 -- true
+c "not a percentage 0..100" --fixed-speedup -1 -- true
+c "not a percentage 0..100" --fixed-speedup 5.5 -- true
+c "not perf or timer" --sampler=hw -- true
+c "not a probability" --zero-probability 1.5 -- true
+c "not a probability" --zero-probability x -- true
+c "percentage 1..100" --speedup-step 0 -- true
+c "milliseconds" --experiment-length 0 -- true
+c "milliseconds" --experiment-length 1.5ms -- true
+c "milliseconds" --experiment-length 10parsecs -- true
+c "milliseconds" --cooloff -3 -- true
+c "microseconds" --sample-period 1us -- true
+c "count 1..1000000000" --min-visits 0 -- true
+c "count 1..1000" --batch 0 -- true
+c "unsigned 64-bit" --seed 18446744073709551616 -- true
+c "pattern must be non-empty" -b '' -- true
+c "pattern must be non-empty" --source-scope '' -- true
+c "empty file name" -o '' -- true
+expect 2 "is not a count" "$lever" causal report --top x
+expect 2 "is not 1..101" "$lever" causal report --min-speedups 0
+expect 2 "unknown option" "$lever" causal report --frob
+
+[ "$fails" -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
