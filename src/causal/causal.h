@@ -78,11 +78,13 @@ struct causal_run {
 	bool has_shutdown;
 	uint64_t shutdown_ns;
 	int64_t shutdown_samples;
-	/* lever's own header record (`lever version=1 sampler=... period=...`) */
+	/* lever's own header record (`lever version=1 sampler=... period=... seed=...`) */
 	bool has_lever_header;
 	unsigned lever_version;
 	char sampler[16];
 	uint64_t period_ns;
+	bool has_seed;
+	uint64_t seed;
 	size_t first_experiment;
 	size_t n_experiments;
 };

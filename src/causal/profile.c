@@ -426,12 +426,15 @@ static void read_lever_header(struct reader *rd, const struct record *rec)
 {
 	const struct field *sampler = find_field(rec, "sampler");
 	const struct field *period = find_field(rec, "period");
+	const struct field *seed = find_field(rec, "seed");
 	struct causal_run *run;
-	uint64_t version, period_ns = 0;
+	uint64_t version, period_ns = 0, seed_value = 0;
 
 	if (!get_unsigned(rd, rec, "lever", "version", &version))
 		return;
 	if (period && !get_unsigned(rd, rec, "lever", "period", &period_ns))
+		return;
+	if (seed && !get_unsigned(rd, rec, "lever", "seed", &seed_value))
 		return;
 	run = current_run(rd);
 	if (!run)
@@ -439,6 +442,8 @@ static void read_lever_header(struct reader *rd, const struct record *rec)
 	run->has_lever_header = true;
 	run->lever_version = version > UINT32_MAX ? UINT32_MAX : (unsigned)version;
 	run->period_ns = period_ns;
+	run->has_seed = seed != NULL;
+	run->seed = seed_value;
 	if (sampler) {
 		size_t n = sampler->value_len < sizeof(run->sampler) - 1 ? sampler->value_len
 									  : sizeof(run->sampler) - 1;

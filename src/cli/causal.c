@@ -70,7 +70,8 @@ static const char causal_usage[] =
 	"  -o, --output FILE           append the profile to FILE (default ./profile.coz)\n"
 	"      --follow-children       also profile child processes, each into\n"
 	"                              FILE.<pid> (default: children run unprofiled)\n"
-	"  -v, --verbose               runtime messages on stderr (sampler, scope, ...)\n"
+	"  -v, --verbose               runtime messages on stderr (sampler, scope, ...);\n"
+	"                              -vv also logs every experiment\n"
 	"  -h, --help                  show this help\n"
 	"\n"
 	"DUR is a number with an optional unit: ns, us, ms (the default) or s.\n"
@@ -199,7 +200,8 @@ struct causal_options {
 	const char *fixed_line;
 	const char *fixed_speedup;
 	const char *sampler;
-	bool verbose;
+	unsigned verbose;
+	char verbose_level[12];
 	bool follow_children;
 	const char *zero_probability;
 	char speedup_step[24];
@@ -331,7 +333,9 @@ static int apply_option(struct causal_options *o, int c, const char *arg)
 		o->sampler = arg;
 		return 0;
 	case 'v':
-		o->verbose = true;
+		if (o->verbose < 2)
+			o->verbose++;
+		snprintf(o->verbose_level, sizeof(o->verbose_level), "%u", o->verbose);
 		return 0;
 	case OPT_FOLLOW_CHILDREN:
 		o->follow_children = true;
@@ -476,7 +480,7 @@ static int export_settings(const struct causal_options *o, const char *output)
 		{ LEVER_ENV_FIXED_LINE, o->fixed_line },
 		{ LEVER_ENV_FIXED_SPEEDUP, o->fixed_speedup },
 		{ LEVER_ENV_SAMPLER, o->sampler },
-		{ LEVER_ENV_VERBOSE, o->verbose ? "1" : NULL },
+		{ LEVER_ENV_VERBOSE, o->verbose_level },
 		{ LEVER_ENV_FOLLOW_CHILDREN, o->follow_children ? "1" : NULL },
 		{ LEVER_ENV_ZERO_PROB, o->zero_probability },
 		{ LEVER_ENV_SPEEDUP_STEP, o->speedup_step },

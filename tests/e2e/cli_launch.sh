@@ -20,7 +20,7 @@ cd "$tmp"
 
 # settings reach the program
 LEVER_CAUSAL_FIXED_LINE=stale.c:1 LD_PRELOAD=$tmp/other.so \
-	"$lever" causal -o out.coz -b MAIN -b 'lib%' -s '%/src/%' --progress a.c:3 --progress b.c:4 \
+	"$lever" causal -o out.coz -b MAIN -b 'lib%' -s "%/src/%" --progress a.c:3 --progress b.c:4 \
 	--sampled-progress c.c:5 --end-to-end --fixed-speedup 40 --sampler=timer -v \
 	--follow-children --zero-probability 0.25 --speedup-step 10 --experiment-length 0.2s \
 	--cooloff 5 --min-visits 7 --sample-period 500us --batch 4 --seed 99 -- env >env.txt
@@ -58,6 +58,11 @@ for sep in -- ---; do
 done
 "$lever" causal run --- env >env.txt || fail "lever causal run --- env"
 want "LEVER_CAUSAL_ACTIVE=1"
+"$lever" causal -vv -- env >env.txt || fail "lever causal -vv -- env"
+want "LEVER_CAUSAL_VERBOSE=2"
+# PROGRAM may also follow the options without a separator
+"$lever" causal --seed 3 env >env.txt || fail "lever causal --seed 3 env"
+want "LEVER_CAUSAL_SEED=3"
 
 # the program's exit status and arguments pass through
 "$lever" causal -- sh -c 'exit 7' 2>/dev/null

@@ -75,6 +75,8 @@ static void test_all_records(void **state)
 	assert_int_equal(p.runs[0].lever_version, 1);
 	assert_string_equal(p.runs[0].sampler, "perf");
 	assert_int_equal(p.runs[0].period_ns, 1000000);
+	assert_true(p.runs[0].has_seed);
+	assert_int_equal(p.runs[0].seed, 7);
 	assert_int_equal(p.runs[0].runtime_ns, 300000000);
 	assert_true(p.runs[0].has_shutdown);
 	assert_int_equal(p.runs[0].shutdown_samples, 10);
