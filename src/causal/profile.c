@@ -412,38 +412,30 @@ static void add_delta(struct reader *rd, struct causal_experiment *e, const stru
 
 /* ------------------------------------------------------------ records */
 
-static void read_startup(struct reader *rd, const struct record *rec)
-{
-	uint64_t t;
-
-	if (!get_unsigned(rd, rec, "startup", "time", &t))
-		return;
-	if (start_run(rd, true, t) != NONE)
-		rd->p->stats.records++;
-}
-
-static void read_lever_header(struct reader *rd, const struct record *rec)
+/*
+ * lever's header fields: version (under version_key), sampler, period (ns) and
+ * seed, from a `lever` record or from extra keys of `startup`.
+ */
+static bool read_lever_fields(struct reader *rd, const struct record *rec, const char *type,
+			      const char *version_key, struct causal_run *run)
 {
 	const struct field *sampler = find_field(rec, "sampler");
 	const struct field *period = find_field(rec, "period");
 	const struct field *seed = find_field(rec, "seed");
-	struct causal_run *run;
 	uint64_t version, period_ns = 0, seed_value = 0;
 
-	if (!get_unsigned(rd, rec, "lever", "version", &version))
-		return;
-	if (period && !get_unsigned(rd, rec, "lever", "period", &period_ns))
-		return;
-	if (seed && !get_unsigned(rd, rec, "lever", "seed", &seed_value))
-		return;
-	run = current_run(rd);
-	if (!run)
-		return;
+	if (!get_unsigned(rd, rec, type, version_key, &version))
+		return false;
+	if (period && !get_unsigned(rd, rec, type, "period", &period_ns))
+		return false;
+	if (seed && !get_unsigned(rd, rec, type, "seed", &seed_value))
+		return false;
 	run->has_lever_header = true;
 	run->lever_version = version > UINT32_MAX ? UINT32_MAX : (unsigned)version;
 	run->period_ns = period_ns;
 	run->has_seed = seed != NULL;
 	run->seed = seed_value;
+	run->sampler[0] = '\0';
 	if (sampler) {
 		size_t n = sampler->value_len < sizeof(run->sampler) - 1 ? sampler->value_len
 									  : sizeof(run->sampler) - 1;
@@ -451,6 +443,38 @@ static void read_lever_header(struct reader *rd, const struct record *rec)
 		memcpy(run->sampler, sampler->value, n);
 		run->sampler[n] = '\0';
 	}
+	return true;
+}
+
+static void read_startup(struct reader *rd, const struct record *rec)
+{
+	struct causal_run scratch = { 0 };
+	bool lever = find_field(rec, "lever") != NULL;
+	uint64_t t;
+
+	if (!get_unsigned(rd, rec, "startup", "time", &t))
+		return;
+	/* validate lever's keys before starting the run, so a bad line changes nothing */
+	if (lever && !read_lever_fields(rd, rec, "startup", "lever", &scratch))
+		return;
+	if (start_run(rd, true, t) == NONE)
+		return;
+	if (lever)
+		read_lever_fields(rd, rec, "startup", "lever", &rd->p->runs[rd->run]);
+	rd->p->stats.records++;
+}
+
+static void read_lever_header(struct reader *rd, const struct record *rec)
+{
+	struct causal_run scratch = { 0 };
+	struct causal_run *run;
+
+	if (!read_lever_fields(rd, rec, "lever", "version", &scratch))
+		return;
+	run = current_run(rd);
+	if (!run)
+		return;
+	read_lever_fields(rd, rec, "lever", "version", run);
 	rd->p->stats.records++;
 }
 

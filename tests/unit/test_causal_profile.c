@@ -116,6 +116,28 @@ static void test_all_records(void **state)
 	causal_profile_free(&p);
 }
 
+/* lever's header may also ride on `startup` (which Coz's viewer ignores silently) */
+static void test_lever_fields_on_startup(void **state)
+{
+	struct causal_profile p;
+	const char *text = "startup\ttime=5\tlever=1\tsampler=timer\tperiod=250000\tseed=3\n"
+			   "startup\ttime=6\n"
+			   "startup\ttime=7\tlever=x\n";
+
+	causal_profile_init(&p);
+	assert_int_equal(read_text(&p, text, false), 0);
+	assert_int_equal(p.n_runs, 2);
+	assert_true(p.runs[0].has_lever_header);
+	assert_int_equal(p.runs[0].lever_version, 1);
+	assert_string_equal(p.runs[0].sampler, "timer");
+	assert_int_equal(p.runs[0].period_ns, 250000);
+	assert_int_equal(p.runs[0].seed, 3);
+	assert_false(p.runs[1].has_lever_header);
+	assert_int_equal(p.stats.malformed, 1);
+	assert_true(has_diagnostic(&p, "t.coz:3: startup: lever=x is not an unsigned integer"));
+	causal_profile_free(&p);
+}
+
 static void test_runs_accumulate(void **state)
 {
 	struct causal_profile p;
@@ -627,6 +649,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_all_records),
+		cmocka_unit_test(test_lever_fields_on_startup),
 		cmocka_unit_test(test_runs_accumulate),
 		cmocka_unit_test(test_wrapped_duration_dropped),
 		cmocka_unit_test(test_unknown_records_and_keys),
