@@ -39,19 +39,19 @@
 #include "lever.h"
 
 #define COZ_COUNTER_TYPE_THROUGHPUT LEVER_COUNTER_THROUGHPUT
-#define COZ_COUNTER_TYPE_BEGIN      LEVER_COUNTER_BEGIN
-#define COZ_COUNTER_TYPE_END        LEVER_COUNTER_END
+#define COZ_COUNTER_TYPE_BEGIN	    LEVER_COUNTER_BEGIN
+#define COZ_COUNTER_TYPE_END	    LEVER_COUNTER_END
 
 /* Same layout as lever's counter: { size_t count; size_t backoff; }. */
 typedef struct lever_counter coz_counter_t;
 
-#define COZ_PROGRESS             LEVER_PROGRESS
+#define COZ_PROGRESS		 LEVER_PROGRESS
 #define COZ_PROGRESS_NAMED(name) LEVER_PROGRESS_NAMED(name)
-#define COZ_BEGIN(name)          LEVER_BEGIN(name)
-#define COZ_END(name)            LEVER_END(name)
+#define COZ_BEGIN(name)		 LEVER_BEGIN(name)
+#define COZ_END(name)		 LEVER_END(name)
 
-#define COZ_PRE_BLOCK        LEVER_PRE_BLOCK
+#define COZ_PRE_BLOCK	     LEVER_PRE_BLOCK
 #define COZ_POST_BLOCK(skip) LEVER_POST_BLOCK(skip)
-#define COZ_CATCH_UP         LEVER_CATCH_UP
+#define COZ_CATCH_UP	     LEVER_CATCH_UP
 
 #endif /* COZ_H */

@@ -55,13 +55,13 @@ extern "C" {
 
 /* Counter types passed to _coz_get_counter(). */
 #define LEVER_COUNTER_THROUGHPUT 1
-#define LEVER_COUNTER_BEGIN      2
-#define LEVER_COUNTER_END        3
-#define LEVER_COUNTER_ARRIVAL    4 /* reserved */
+#define LEVER_COUNTER_BEGIN	 2
+#define LEVER_COUNTER_END	 3
+#define LEVER_COUNTER_ARRIVAL	 4 /* reserved */
 
 /* The runtime's counter; the layout is part of the ABI. */
 struct lever_counter {
-	size_t count;   /* visits, incremented atomically */
+	size_t count;	/* visits, incremented atomically */
 	size_t backoff; /* unused */
 };
 
@@ -79,7 +79,7 @@ typedef void (*lever_post_block_fn)(int skip_delays);
 
 /* dlsym, referenced weakly under a private name (no clash with <dlfcn.h>). */
 extern void *lever_weak_dlsym_(void *handle, const char *symbol) __asm__("dlsym")
-	__attribute__((weak));
+    __attribute__((weak));
 
 /* RTLD_DEFAULT is the null handle on Linux (glibc and musl). */
 static inline void *lever_lookup_(const char *symbol)
@@ -173,15 +173,15 @@ static inline void lever_post_block_(int skip_delays)
 #define LEVER_STR2_(x) #x
 #define LEVER_STR_(x)  LEVER_STR2_(x)
 
-#define LEVER_PROGRESS LEVER_COUNT_(LEVER_COUNTER_THROUGHPUT, __FILE__ ":" LEVER_STR_(__LINE__))
+#define LEVER_PROGRESS		   LEVER_COUNT_(LEVER_COUNTER_THROUGHPUT, __FILE__ ":" LEVER_STR_(__LINE__))
 #define LEVER_PROGRESS_NAMED(name) LEVER_COUNT_(LEVER_COUNTER_THROUGHPUT, name)
-#define LEVER_BEGIN(name)          LEVER_COUNT_(LEVER_COUNTER_BEGIN, name)
-#define LEVER_END(name)            LEVER_COUNT_(LEVER_COUNTER_END, name)
-#define LEVER_ARRIVAL(name)        LEVER_COUNT_(LEVER_COUNTER_ARRIVAL, name)
+#define LEVER_BEGIN(name)	   LEVER_COUNT_(LEVER_COUNTER_BEGIN, name)
+#define LEVER_END(name)		   LEVER_COUNT_(LEVER_COUNTER_END, name)
+#define LEVER_ARRIVAL(name)	   LEVER_COUNT_(LEVER_COUNTER_ARRIVAL, name)
 
-#define LEVER_PRE_BLOCK       lever_pre_block_()
+#define LEVER_PRE_BLOCK	       lever_pre_block_()
 #define LEVER_POST_BLOCK(skip) lever_post_block_(skip)
-#define LEVER_CATCH_UP        lever_catch_up_()
+#define LEVER_CATCH_UP	       lever_catch_up_()
 
 #ifdef __cplusplus
 }

@@ -24,19 +24,21 @@
 
 /* ~10 ms for loop a on a 2020s x86-64 core; 3000 rounds take ~30 s. */
 #define DEFAULT_ITERATIONS 40000000UL
-#define DEFAULT_ROUNDS     3000UL
+#define DEFAULT_ROUNDS	   3000UL
 
 static size_t iterations_a, iterations_b;
 
 static void *loop_a(void *unused)
 {
-	for (volatile size_t x = 0; x < iterations_a; x++) {} /* line a */
+	for (volatile size_t x = 0; x < iterations_a; x++) {
+	} /* line a */
 	return unused;
 }
 
 static void *loop_b(void *unused)
 {
-	for (volatile size_t y = 0; y < iterations_b; y++) {} /* line b */
+	for (volatile size_t y = 0; y < iterations_b; y++) {
+	} /* line b */
 	return unused;
 }
 

@@ -41,23 +41,23 @@ struct causal_point {
 
 /* One point record: the change of one progress point during one experiment. */
 struct causal_delta {
-	uint32_t point;     /* index into profile->points */
-	int64_t delta;      /* throughput: visits during the experiment */
+	uint32_t point;	    /* index into profile->points */
+	int64_t delta;	    /* throughput: visits during the experiment */
 	int64_t arrivals;   /* latency: begin visits during the experiment */
 	int64_t departures; /* latency: end visits during the experiment */
 	int64_t difference; /* latency: begin - end totals at the experiment's end (signed) */
 };
 
 struct causal_experiment {
-	uint32_t run;      /* index into profile->runs */
+	uint32_t run;	   /* index into profile->runs */
 	uint32_t selected; /* string id of the selected "file:line" */
-	double speedup;    /* as written, 0..1 */
+	double speedup;	   /* as written, 0..1 */
 	int speedup_pct;   /* speedup in whole percent, 0..100 */
 	int64_t duration;  /* effective duration in ns, always > 0 (others are dropped) */
 	int64_t selected_samples;
 	size_t first_delta; /* index into profile->deltas */
 	size_t n_deltas;
-	uint32_t source;  /* string id of the file the record came from */
+	uint32_t source; /* string id of the file the record came from */
 	uint64_t lineno; /* line of the experiment record in that file */
 };
 
@@ -90,13 +90,13 @@ struct causal_run {
 };
 
 struct causal_read_stats {
-	uint64_t lines;             /* lines read, including blank and bad ones */
-	uint64_t records;           /* records understood */
-	uint64_t unknown_records;   /* lines with an unknown record type (skipped) */
-	uint64_t malformed;         /* malformed lines (skipped) */
-	uint64_t dropped_duration;  /* experiments with duration <= 0 (dropped) */
-	uint64_t orphan_points;     /* point records with no experiment before them */
-	uint64_t diagnostics_lost;  /* diagnostics beyond CAUSAL_MAX_DIAGS */
+	uint64_t lines;		   /* lines read, including blank and bad ones */
+	uint64_t records;	   /* records understood */
+	uint64_t unknown_records;  /* lines with an unknown record type (skipped) */
+	uint64_t malformed;	   /* malformed lines (skipped) */
+	uint64_t dropped_duration; /* experiments with duration <= 0 (dropped) */
+	uint64_t orphan_points;	   /* point records with no experiment before them */
+	uint64_t diagnostics_lost; /* diagnostics beyond CAUSAL_MAX_DIAGS */
 };
 
 #define CAUSAL_MAX_DIAGS 16
@@ -161,21 +161,21 @@ int64_t causal_profile_total_runtime(const struct causal_profile *p);
 struct causal_bucket {
 	int speedup_pct;
 	unsigned experiments;
-	double duration;       /* sum of effective durations, ns */
-	double visits;         /* throughput: sum of deltas; latency: sum of arrivals */
-	double departures;     /* latency: sum of departures */
-	double difference_dur; /* latency: sum of difference * duration */
+	double duration;	/* sum of effective durations, ns */
+	double visits;		/* throughput: sum of deltas; latency: sum of arrivals */
+	double departures;	/* latency: sum of departures */
+	double difference_dur;	/* latency: sum of difference * duration */
 	double program_speedup; /* predicted program speedup (fraction); 0 for the 0% bucket */
 };
 
 /* The curve of one (selected line, progress point). */
 struct causal_series {
-	uint32_t selected; /* string id */
-	uint32_t point;    /* index into profile->points */
+	uint32_t selected;	       /* string id */
+	uint32_t point;		       /* index into profile->points */
 	struct causal_bucket *buckets; /* sorted by speedup_pct, first is 0% */
 	size_t n_buckets;
 	unsigned experiments; /* over the kept buckets */
-	double slope;         /* least-squares slope of program vs line speedup (clamped) */
+	double slope;	      /* least-squares slope of program vs line speedup (clamped) */
 	double max_speedup;   /* largest program speedup among the buckets */
 };
 
@@ -187,9 +187,9 @@ struct causal_summary_options {
 struct causal_summary {
 	struct causal_series *series; /* sorted by slope, steepest rise first */
 	size_t n_series;
-	size_t dropped_no_baseline; /* (line, point) pairs without a usable 0% bucket */
+	size_t dropped_no_baseline;  /* (line, point) pairs without a usable 0% bucket */
 	size_t dropped_few_speedups; /* pairs with fewer than min_speedups speedups */
-	size_t dropped_buckets;     /* buckets with too few visits */
+	size_t dropped_buckets;	     /* buckets with too few visits */
 };
 
 #define CAUSAL_DEFAULT_MIN_SPEEDUPS 5

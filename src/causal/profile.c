@@ -17,13 +17,13 @@
 #include "causal/causal.h"
 #include "causal/table.h"
 
-#define NONE      SIZE_MAX
-#define DROPPED   (SIZE_MAX - 1)
+#define NONE	   SIZE_MAX
+#define DROPPED	   (SIZE_MAX - 1)
 #define MAX_FIELDS 16
 
 struct causal_tables {
 	struct string_table strings;
-	struct u64_map points;  /* kind << 32 | name id -> point index */
+	struct u64_map points;	/* kind << 32 | name id -> point index */
 	struct u64_map samples; /* run << 32 | location id -> sample index */
 };
 
@@ -46,7 +46,7 @@ struct reader {
 	const char *name;
 	uint32_t source;
 	uint64_t lineno;
-	size_t run;        /* current run, NONE before the first record */
+	size_t run;	   /* current run, NONE before the first record */
 	size_t experiment; /* experiment the next point records belong to */
 	bool strict;
 	bool failed;
@@ -91,7 +91,7 @@ static void add_diagnostic(struct causal_profile *p, const char *text)
 }
 
 static void set_error(struct causal_profile *p, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 static void set_error(struct causal_profile *p, const char *fmt, ...)
 {
 	va_list ap;
@@ -171,16 +171,17 @@ static bool split_record(struct reader *rd, const char *line, size_t len, struct
 			continue; /* tolerate doubled or trailing tabs */
 		eq = memchr(f, '=', flen);
 		if (!eq || eq == f) {
-			bad_line(rd, "field '%.*s' is not key=value", (int)(flen > 40 ? 40 : flen), f);
+			bad_line(rd, "field '%.*s' is not key=value", (int)(flen > 40 ? 40 : flen),
+				 f);
 			return false;
 		}
 		if (rec->n_fields == MAX_FIELDS)
 			continue; /* more fields than any record has: ignore the rest */
 		rec->fields[rec->n_fields++] = (struct field){
-			.key = f,
-			.key_len = (size_t)(eq - f),
-			.value = eq + 1,
-			.value_len = flen - (size_t)(eq - f) - 1,
+		    .key = f,
+		    .key_len = (size_t)(eq - f),
+		    .value = eq + 1,
+		    .value_len = flen - (size_t)(eq - f) - 1,
 		};
 	}
 	return true;
@@ -242,7 +243,8 @@ static bool get_signed(struct reader *rd, const struct record *rec, const char *
 	if (!f)
 		return missing(rd, type, key);
 	if (f->value_len > 0 && f->value[0] == '-') {
-		if (!parse_digits(f->value + 1, f->value_len - 1, &v) || v > (uint64_t)INT64_MAX + 1)
+		if (!parse_digits(f->value + 1, f->value_len - 1, &v) ||
+		    v > (uint64_t)INT64_MAX + 1)
 			goto bad;
 		*out = v ? (int64_t)(0 - v) : 0;
 		return true;
@@ -378,7 +380,7 @@ static uint32_t find_point(struct reader *rd, uint32_t name, enum causal_point_k
 		out_of_memory(rd);
 		return UINT32_MAX;
 	}
-	p->points[p->n_points] = (struct causal_point){ .name = name, .kind = kind };
+	p->points[p->n_points] = (struct causal_point){.name = name, .kind = kind};
 	return (uint32_t)p->n_points++;
 }
 
@@ -438,7 +440,7 @@ static bool read_lever_fields(struct reader *rd, const struct record *rec, const
 	run->sampler[0] = '\0';
 	if (sampler) {
 		size_t n = sampler->value_len < sizeof(run->sampler) - 1 ? sampler->value_len
-									  : sizeof(run->sampler) - 1;
+									 : sizeof(run->sampler) - 1;
 
 		memcpy(run->sampler, sampler->value, n);
 		run->sampler[n] = '\0';
@@ -448,7 +450,7 @@ static bool read_lever_fields(struct reader *rd, const struct record *rec, const
 
 static void read_startup(struct reader *rd, const struct record *rec)
 {
-	struct causal_run scratch = { 0 };
+	struct causal_run scratch = {0};
 	bool lever = find_field(rec, "lever") != NULL;
 	uint64_t t;
 
@@ -466,7 +468,7 @@ static void read_startup(struct reader *rd, const struct record *rec)
 
 static void read_lever_header(struct reader *rd, const struct record *rec)
 {
-	struct causal_run scratch = { 0 };
+	struct causal_run scratch = {0};
 	struct causal_run *run;
 
 	if (!read_lever_fields(rd, rec, "lever", "version", &scratch))
@@ -481,7 +483,7 @@ static void read_lever_header(struct reader *rd, const struct record *rec)
 static void read_experiment(struct reader *rd, const struct record *rec)
 {
 	struct causal_profile *p = rd->p;
-	struct causal_experiment e = { 0 };
+	struct causal_experiment e = {0};
 	struct causal_run *run;
 
 	e.selected = get_string(rd, rec, "experiment", "selected");
@@ -519,7 +521,7 @@ bad:
 
 static void read_throughput(struct reader *rd, const struct record *rec, const char *type)
 {
-	struct causal_delta d = { 0 };
+	struct causal_delta d = {0};
 	struct causal_experiment *e;
 	uint32_t name = get_string(rd, rec, type, "name");
 
@@ -535,7 +537,7 @@ static void read_throughput(struct reader *rd, const struct record *rec, const c
 
 static void read_latency(struct reader *rd, const struct record *rec)
 {
-	struct causal_delta d = { 0 };
+	struct causal_delta d = {0};
 	struct causal_experiment *e;
 	uint32_t name = get_string(rd, rec, "latency-point", "name");
 
@@ -581,14 +583,15 @@ static void read_samples(struct reader *rd, const struct record *rec)
 	key = (uint64_t)rd->run << 32 | location;
 	idx = u64_map_get(&p->tables->samples, key);
 	if (idx == UINT32_MAX) {
-		if (GROW(p->samples, p->n_samples, p->cap_samples) || p->n_samples >= UINT32_MAX - 1 ||
+		if (GROW(p->samples, p->n_samples, p->cap_samples) ||
+		    p->n_samples >= UINT32_MAX - 1 ||
 		    u64_map_put(&p->tables->samples, key, (uint32_t)p->n_samples)) {
 			out_of_memory(rd);
 			return;
 		}
 		idx = (uint32_t)p->n_samples++;
-		p->samples[idx] = (struct causal_sample_count){ .run = (uint32_t)rd->run,
-								.location = location };
+		p->samples[idx] =
+		    (struct causal_sample_count){.run = (uint32_t)rd->run, .location = location};
 	}
 	p->samples[idx].count = count; /* cumulative: the latest wins */
 	p->stats.records++;

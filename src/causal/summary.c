@@ -60,13 +60,13 @@ static struct entry *collect_entries(const struct causal_profile *p, size_t *n_o
 			bool latency = p->points[d->point].kind == CAUSAL_POINT_LATENCY;
 
 			entries[n++] = (struct entry){
-				.selected = e->selected,
-				.point = d->point,
-				.pct = e->speedup_pct,
-				.duration = (double)e->duration,
-				.visits = (double)(latency ? d->arrivals : d->delta),
-				.departures = (double)d->departures,
-				.difference_dur = (double)d->difference * (double)e->duration,
+			    .selected = e->selected,
+			    .point = d->point,
+			    .pct = e->speedup_pct,
+			    .duration = (double)e->duration,
+			    .visits = (double)(latency ? d->arrivals : d->delta),
+			    .departures = (double)d->departures,
+			    .difference_dur = (double)d->difference * (double)e->duration,
 			};
 		}
 	}
@@ -87,7 +87,7 @@ static size_t fold_buckets(const struct entry *entries, size_t n, double min_vis
 	size_t nb = 0;
 
 	for (size_t i = 0; i < n;) {
-		struct causal_bucket b = { .speedup_pct = entries[i].pct };
+		struct causal_bucket b = {.speedup_pct = entries[i].pct};
 
 		for (; i < n && entries[i].pct == b.speedup_pct; i++) {
 			b.experiments++;
@@ -110,10 +110,11 @@ static double bucket_cost(const struct causal_bucket *b, bool latency)
 {
 	if (latency)
 		return b->difference_dur / b->visits; /* Little's law: L / lambda */
-	return b->duration / b->visits;               /* period between visits */
+	return b->duration / b->visits;		      /* period between visits */
 }
 
-/* Program speedups beyond these count as these in the slope (Coz's viewer plots only this range). */
+/* Program speedups beyond these count as these in the slope (Coz's viewer plots only this range).
+ */
 #define SLOPE_MIN_Y -1.0
 #define SLOPE_MAX_Y 2.0
 
@@ -207,10 +208,10 @@ static int add_series(struct causal_summary *out, size_t *cap, const struct caus
 int causal_summarize(const struct causal_profile *p, const struct causal_summary_options *opt,
 		     struct causal_summary *out)
 {
-	unsigned min_speedups = opt && opt->min_speedups ? opt->min_speedups
-							   : CAUSAL_DEFAULT_MIN_SPEEDUPS;
-	double min_visits = opt && opt->min_visits > 0 ? opt->min_visits
-						       : CAUSAL_DEFAULT_MIN_VISITS;
+	unsigned min_speedups =
+	    opt && opt->min_speedups ? opt->min_speedups : CAUSAL_DEFAULT_MIN_SPEEDUPS;
+	double min_visits =
+	    opt && opt->min_visits > 0 ? opt->min_visits : CAUSAL_DEFAULT_MIN_VISITS;
 	struct entry *entries;
 	size_t n, cap = 0;
 
@@ -220,8 +221,8 @@ int causal_summarize(const struct causal_profile *p, const struct causal_summary
 		return -1;
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
-		struct causal_series s = { .selected = entries[i].selected,
-					   .point = entries[i].point };
+		struct causal_series s = {.selected = entries[i].selected,
+					  .point = entries[i].point};
 		bool latency = p->points[s.point].kind == CAUSAL_POINT_LATENCY;
 
 		while (j < n && same_series(&entries[i], &entries[j]))
@@ -229,8 +230,8 @@ int causal_summarize(const struct causal_profile *p, const struct causal_summary
 		s.buckets = malloc((j - i) * sizeof(*s.buckets));
 		if (!s.buckets)
 			goto oom;
-		s.n_buckets = fold_buckets(entries + i, j - i, min_visits, s.buckets,
-					   &out->dropped_buckets);
+		s.n_buckets =
+		    fold_buckets(entries + i, j - i, min_visits, s.buckets, &out->dropped_buckets);
 		i = j;
 		if (!finish_series(&s, latency)) {
 			free(s.buckets);

@@ -26,70 +26,70 @@
 #define EXIT_USAGE   2
 
 static const char causal_usage[] =
-	"usage: lever causal [OPTIONS] -- PROGRAM [ARGS...]\n"
-	"       lever causal report [OPTIONS] [PROFILE...]\n"
-	"\n"
-	"Causal profiling (Coz): runs PROGRAM with lever's runtime, which performs\n"
-	"experiments that virtually speed up one source line at a time and measure\n"
-	"the effect on progress points. The profile is appended to ./profile.coz.\n"
-	"'---' is accepted in place of '--', as in Coz.\n"
-	"\n"
-	"Scope:\n"
-	"  -b, --binary-scope PAT      profile executables/libraries matching PAT ('%'\n"
-	"                              matches anything; MAIN = the program; default MAIN);\n"
-	"                              repeatable\n"
-	"  -s, --source-scope PAT      only experiment on source files matching PAT\n"
-	"                              (default %); repeatable\n"
-	"\n"
-	"Progress points (besides LEVER_PROGRESS/COZ_PROGRESS in the source):\n"
-	"      --progress FILE:LINE    count each execution of FILE:LINE (breakpoint);\n"
-	"                              repeatable\n"
-	"      --sampled-progress FILE:LINE\n"
-	"                              count samples in FILE:LINE; repeatable\n"
-	"      --end-to-end            one experiment per run, ending when main returns\n"
-	"\n"
-	"Experiments:\n"
-	"      --fixed-line FILE:LINE  only speed up this line\n"
-	"      --fixed-speedup PCT     only use this speedup, 0..100\n"
-	"      --zero-probability P    probability of a 0% (baseline) experiment, 0..1\n"
-	"                              (default 0.5)\n"
-	"      --speedup-step PCT      speedups are multiples of PCT, 1..100 (default 5)\n"
-	"      --experiment-length DUR initial experiment length (default 100ms)\n"
-	"      --cooloff DUR           pause between experiments (default 10ms)\n"
-	"      --min-visits N          progress visits an experiment needs before its\n"
-	"                              length stops doubling (default 5)\n"
-	"      --seed N                random seed (default: from the clock)\n"
-	"\n"
-	"Sampling:\n"
-	"      --sampler=perf|timer    perf_event_open (default; falls back to timer)\n"
-	"                              or a CPU-time timer\n"
-	"      --sample-period DUR     CPU time between samples (default 1ms)\n"
-	"      --batch N               samples processed per batch (default 10)\n"
-	"\n"
-	"Output and processes:\n"
-	"  -o, --output FILE           append the profile to FILE (default ./profile.coz)\n"
-	"      --follow-children       also profile child processes, each into\n"
-	"                              FILE.<pid> (default: children run unprofiled)\n"
-	"  -v, --verbose               runtime messages on stderr (sampler, scope, ...);\n"
-	"                              -vv also logs every experiment\n"
-	"  -h, --help                  show this help\n"
-	"\n"
-	"DUR is a number with an optional unit: ns, us, ms (the default) or s.\n"
-	"Exit status: the program's; 2 for a usage error; 1 if the runtime is missing;\n"
-	"126 if PROGRAM cannot be executed; 127 if it is not found.\n"
-	"See doc/causal.md.\n";
+    "usage: lever causal [OPTIONS] -- PROGRAM [ARGS...]\n"
+    "       lever causal report [OPTIONS] [PROFILE...]\n"
+    "\n"
+    "Causal profiling (Coz): runs PROGRAM with lever's runtime, which performs\n"
+    "experiments that virtually speed up one source line at a time and measure\n"
+    "the effect on progress points. The profile is appended to ./profile.coz.\n"
+    "'---' is accepted in place of '--', as in Coz.\n"
+    "\n"
+    "Scope:\n"
+    "  -b, --binary-scope PAT      profile executables/libraries matching PAT ('%'\n"
+    "                              matches anything; MAIN = the program; default MAIN);\n"
+    "                              repeatable\n"
+    "  -s, --source-scope PAT      only experiment on source files matching PAT\n"
+    "                              (default %); repeatable\n"
+    "\n"
+    "Progress points (besides LEVER_PROGRESS/COZ_PROGRESS in the source):\n"
+    "      --progress FILE:LINE    count each execution of FILE:LINE (breakpoint);\n"
+    "                              repeatable\n"
+    "      --sampled-progress FILE:LINE\n"
+    "                              count samples in FILE:LINE; repeatable\n"
+    "      --end-to-end            one experiment per run, ending when main returns\n"
+    "\n"
+    "Experiments:\n"
+    "      --fixed-line FILE:LINE  only speed up this line\n"
+    "      --fixed-speedup PCT     only use this speedup, 0..100\n"
+    "      --zero-probability P    probability of a 0% (baseline) experiment, 0..1\n"
+    "                              (default 0.5)\n"
+    "      --speedup-step PCT      speedups are multiples of PCT, 1..100 (default 5)\n"
+    "      --experiment-length DUR initial experiment length (default 100ms)\n"
+    "      --cooloff DUR           pause between experiments (default 10ms)\n"
+    "      --min-visits N          progress visits an experiment needs before its\n"
+    "                              length stops doubling (default 5)\n"
+    "      --seed N                random seed (default: from the clock)\n"
+    "\n"
+    "Sampling:\n"
+    "      --sampler=perf|timer    perf_event_open (default; falls back to timer)\n"
+    "                              or a CPU-time timer\n"
+    "      --sample-period DUR     CPU time between samples (default 1ms)\n"
+    "      --batch N               samples processed per batch (default 10)\n"
+    "\n"
+    "Output and processes:\n"
+    "  -o, --output FILE           append the profile to FILE (default ./profile.coz)\n"
+    "      --follow-children       also profile child processes, each into\n"
+    "                              FILE.<pid> (default: children run unprofiled)\n"
+    "  -v, --verbose               runtime messages on stderr (sampler, scope, ...);\n"
+    "                              -vv also logs every experiment\n"
+    "  -h, --help                  show this help\n"
+    "\n"
+    "DUR is a number with an optional unit: ns, us, ms (the default) or s.\n"
+    "Exit status: the program's; 2 for a usage error; 1 if the runtime is missing;\n"
+    "126 if PROGRAM cannot be executed; 127 if it is not found.\n"
+    "See doc/causal.md.\n";
 
 static const char report_usage[] =
-	"usage: lever causal report [OPTIONS] [PROFILE...]\n"
-	"\n"
-	"Summarise causal profiles (default ./profile.coz; several files are combined).\n"
-	"For each line, prints the predicted program speedup at each line speedup,\n"
-	"steepest curve first.\n"
-	"\n"
-	"  --min-speedups N   distinct speedups a line needs to be shown (default 5)\n"
-	"  --top N            show the N steepest lines (default 10; 0 = all)\n"
-	"  --strict           fail on the first malformed line instead of skipping it\n"
-	"  -h, --help         show this help\n";
+    "usage: lever causal report [OPTIONS] [PROFILE...]\n"
+    "\n"
+    "Summarise causal profiles (default ./profile.coz; several files are combined).\n"
+    "For each line, prints the predicted program speedup at each line speedup,\n"
+    "steepest curve first.\n"
+    "\n"
+    "  --min-speedups N   distinct speedups a line needs to be shown (default 5)\n"
+    "  --top N            show the N steepest lines (default 10; 0 = all)\n"
+    "  --strict           fail on the first malformed line instead of skipping it\n"
+    "  -h, --help         show this help\n";
 
 /* ------------------------------------------------------------ helpers */
 
@@ -232,27 +232,27 @@ enum {
 };
 
 static const struct option causal_long_options[] = {
-	{ "output", required_argument, NULL, 'o' },
-	{ "binary-scope", required_argument, NULL, 'b' },
-	{ "source-scope", required_argument, NULL, 's' },
-	{ "progress", required_argument, NULL, OPT_PROGRESS },
-	{ "sampled-progress", required_argument, NULL, OPT_SAMPLED },
-	{ "end-to-end", no_argument, NULL, OPT_END_TO_END },
-	{ "fixed-line", required_argument, NULL, OPT_FIXED_LINE },
-	{ "fixed-speedup", required_argument, NULL, OPT_FIXED_SPEEDUP },
-	{ "sampler", required_argument, NULL, OPT_SAMPLER },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "follow-children", no_argument, NULL, OPT_FOLLOW_CHILDREN },
-	{ "zero-probability", required_argument, NULL, OPT_ZERO_PROB },
-	{ "speedup-step", required_argument, NULL, OPT_SPEEDUP_STEP },
-	{ "experiment-length", required_argument, NULL, OPT_EXPERIMENT_LENGTH },
-	{ "cooloff", required_argument, NULL, OPT_COOLOFF },
-	{ "min-visits", required_argument, NULL, OPT_MIN_VISITS },
-	{ "sample-period", required_argument, NULL, OPT_SAMPLE_PERIOD },
-	{ "batch", required_argument, NULL, OPT_BATCH },
-	{ "seed", required_argument, NULL, OPT_SEED },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+    {"output", required_argument, NULL, 'o'},
+    {"binary-scope", required_argument, NULL, 'b'},
+    {"source-scope", required_argument, NULL, 's'},
+    {"progress", required_argument, NULL, OPT_PROGRESS},
+    {"sampled-progress", required_argument, NULL, OPT_SAMPLED},
+    {"end-to-end", no_argument, NULL, OPT_END_TO_END},
+    {"fixed-line", required_argument, NULL, OPT_FIXED_LINE},
+    {"fixed-speedup", required_argument, NULL, OPT_FIXED_SPEEDUP},
+    {"sampler", required_argument, NULL, OPT_SAMPLER},
+    {"verbose", no_argument, NULL, 'v'},
+    {"follow-children", no_argument, NULL, OPT_FOLLOW_CHILDREN},
+    {"zero-probability", required_argument, NULL, OPT_ZERO_PROB},
+    {"speedup-step", required_argument, NULL, OPT_SPEEDUP_STEP},
+    {"experiment-length", required_argument, NULL, OPT_EXPERIMENT_LENGTH},
+    {"cooloff", required_argument, NULL, OPT_COOLOFF},
+    {"min-visits", required_argument, NULL, OPT_MIN_VISITS},
+    {"sample-period", required_argument, NULL, OPT_SAMPLE_PERIOD},
+    {"batch", required_argument, NULL, OPT_BATCH},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
 };
 
 static int set_number(char *dst, size_t size, const char *text, uint64_t min, uint64_t max,
@@ -470,26 +470,26 @@ static int export_settings(const struct causal_options *o, const char *output)
 		const char *name;
 		const char *value;
 	} env[] = {
-		{ LEVER_ENV_ACTIVE, "1" },
-		{ LEVER_ENV_OUTPUT, output },
-		{ LEVER_ENV_BINARY_SCOPE, o->binary_scope.text },
-		{ LEVER_ENV_SOURCE_SCOPE, o->source_scope.text },
-		{ LEVER_ENV_PROGRESS, o->progress.text },
-		{ LEVER_ENV_SAMPLED, o->sampled.text },
-		{ LEVER_ENV_END_TO_END, o->end_to_end ? "1" : NULL },
-		{ LEVER_ENV_FIXED_LINE, o->fixed_line },
-		{ LEVER_ENV_FIXED_SPEEDUP, o->fixed_speedup },
-		{ LEVER_ENV_SAMPLER, o->sampler },
-		{ LEVER_ENV_VERBOSE, o->verbose_level },
-		{ LEVER_ENV_FOLLOW_CHILDREN, o->follow_children ? "1" : NULL },
-		{ LEVER_ENV_ZERO_PROB, o->zero_probability },
-		{ LEVER_ENV_SPEEDUP_STEP, o->speedup_step },
-		{ LEVER_ENV_EXPERIMENT_MS, o->experiment_ms },
-		{ LEVER_ENV_COOLOFF_MS, o->cooloff_ms },
-		{ LEVER_ENV_MIN_VISITS, o->min_visits },
-		{ LEVER_ENV_PERIOD_US, o->period_us },
-		{ LEVER_ENV_BATCH, o->batch },
-		{ LEVER_ENV_SEED, o->seed },
+	    {LEVER_ENV_ACTIVE, "1"},
+	    {LEVER_ENV_OUTPUT, output},
+	    {LEVER_ENV_BINARY_SCOPE, o->binary_scope.text},
+	    {LEVER_ENV_SOURCE_SCOPE, o->source_scope.text},
+	    {LEVER_ENV_PROGRESS, o->progress.text},
+	    {LEVER_ENV_SAMPLED, o->sampled.text},
+	    {LEVER_ENV_END_TO_END, o->end_to_end ? "1" : NULL},
+	    {LEVER_ENV_FIXED_LINE, o->fixed_line},
+	    {LEVER_ENV_FIXED_SPEEDUP, o->fixed_speedup},
+	    {LEVER_ENV_SAMPLER, o->sampler},
+	    {LEVER_ENV_VERBOSE, o->verbose_level},
+	    {LEVER_ENV_FOLLOW_CHILDREN, o->follow_children ? "1" : NULL},
+	    {LEVER_ENV_ZERO_PROB, o->zero_probability},
+	    {LEVER_ENV_SPEEDUP_STEP, o->speedup_step},
+	    {LEVER_ENV_EXPERIMENT_MS, o->experiment_ms},
+	    {LEVER_ENV_COOLOFF_MS, o->cooloff_ms},
+	    {LEVER_ENV_MIN_VISITS, o->min_visits},
+	    {LEVER_ENV_PERIOD_US, o->period_us},
+	    {LEVER_ENV_BATCH, o->batch},
+	    {LEVER_ENV_SEED, o->seed},
 	};
 
 	/* Unset what was not asked for, so settings never leak in from the caller. */
@@ -550,8 +550,9 @@ static int find_runtime(char *out, size_t size)
 		return -1;
 	}
 	if (strpbrk(out, " :")) {
-		fprintf(stderr, "lever causal: the runtime path %s contains a space or ':', "
-				"which LD_PRELOAD cannot express\n",
+		fprintf(stderr,
+			"lever causal: the runtime path %s contains a space or ':', "
+			"which LD_PRELOAD cannot express\n",
 			out);
 		return -1;
 	}
@@ -589,7 +590,7 @@ static void free_options(struct causal_options *o)
 
 static int run_profiler(int argc, char **argv)
 {
-	struct causal_options o = { .output = "profile.coz" };
+	struct causal_options o = {.output = "profile.coz"};
 	char output[PATH_MAX];
 	char runtime[PATH_MAX];
 	int prog = 0;
@@ -601,7 +602,8 @@ static int run_profiler(int argc, char **argv)
 		return ret < 0 ? 0 : ret;
 	}
 	ret = 1;
-	if (find_runtime(runtime, sizeof(runtime)) || resolve_output(o.output, output, sizeof(output)))
+	if (find_runtime(runtime, sizeof(runtime)) ||
+	    resolve_output(o.output, output, sizeof(output)))
 		goto out;
 	if (export_settings(&o, output) || add_preload(runtime))
 		goto out;
@@ -622,11 +624,11 @@ struct report_options {
 enum { ROPT_MIN_SPEEDUPS = 256, ROPT_TOP, ROPT_STRICT };
 
 static const struct option report_long_options[] = {
-	{ "min-speedups", required_argument, NULL, ROPT_MIN_SPEEDUPS },
-	{ "top", required_argument, NULL, ROPT_TOP },
-	{ "strict", no_argument, NULL, ROPT_STRICT },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+    {"min-speedups", required_argument, NULL, ROPT_MIN_SPEEDUPS},
+    {"top", required_argument, NULL, ROPT_TOP},
+    {"strict", no_argument, NULL, ROPT_STRICT},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
 };
 
 static int report_usage_error(const char *fmt, const char *arg)
@@ -684,12 +686,14 @@ static void warn_read(const struct causal_profile *p, const struct causal_read_s
 			"duration <= 0\n",
 			path, (unsigned long long)(s->dropped_duration - before->dropped_duration));
 	if (s->unknown_records > before->unknown_records)
-		fprintf(stderr,
-			"lever causal report: warning: %s: skipped %llu record(s) of unknown type\n",
-			path, (unsigned long long)(s->unknown_records - before->unknown_records));
+		fprintf(
+		    stderr,
+		    "lever causal report: warning: %s: skipped %llu record(s) of unknown type\n",
+		    path, (unsigned long long)(s->unknown_records - before->unknown_records));
 	if (s->malformed > before->malformed)
-		fprintf(stderr, "lever causal report: warning: %s: skipped %llu malformed line(s)\n",
-			path, (unsigned long long)(s->malformed - before->malformed));
+		fprintf(stderr,
+			"lever causal report: warning: %s: skipped %llu malformed line(s)\n", path,
+			(unsigned long long)(s->malformed - before->malformed));
 }
 
 static int read_profiles(struct causal_profile *p, char **paths, int n,
@@ -721,8 +725,8 @@ static int read_profiles(struct causal_profile *p, char **paths, int n,
 
 static int run_report(int argc, char **argv)
 {
-	struct report_options o = { { 0 }, { .top = 10 }, { 0 } };
-	char *default_path[] = { "profile.coz" };
+	struct report_options o = {{0}, {.top = 10}, {0}};
+	char *default_path[] = {"profile.coz"};
 	struct causal_profile prof;
 	struct causal_summary sum;
 	char **paths;

@@ -22,8 +22,8 @@ struct command {
 	const char *summary;
 };
 
-#define COMMAND_ENTRY(name, fn, summary) { name, fn, summary },
-static const struct command commands[] = { LEVER_COMMANDS(COMMAND_ENTRY) };
+#define COMMAND_ENTRY(name, fn, summary) {name, fn, summary},
+static const struct command commands[] = {LEVER_COMMANDS(COMMAND_ENTRY)};
 #undef COMMAND_ENTRY
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -69,7 +69,7 @@ static int unknown_command(const char *name)
 static int cmd_help(int argc, char **argv)
 {
 	const struct command *cmd;
-	char *help_argv[] = { NULL, "--help", NULL };
+	char *help_argv[] = {NULL, "--help", NULL};
 
 	if (argc < 2) {
 		print_usage(stdout);

@@ -21,7 +21,7 @@
 
 static int read_text(struct causal_profile *p, const char *text, bool strict)
 {
-	struct causal_read_options opt = { .strict = strict };
+	struct causal_read_options opt = {.strict = strict};
 
 	return causal_profile_read_buffer(p, text, strlen(text), "t.coz", &opt);
 }
@@ -43,20 +43,20 @@ static bool has_diagnostic(const struct causal_profile *p, const char *needle)
 /* ------------------------------------------------------------ records */
 
 static const char full_profile[] =
-	"startup\ttime=1415880321185373496\n"
-	"lever\tversion=1\tsampler=perf\tperiod=1000000\tseed=7\n"
-	"experiment\tselected=a.c:10\tspeedup=0.25\tduration=100000000\tselected-samples=12\n"
-	"throughput-point\tname=a.c:40\tdelta=9\n"
-	"latency-point\tname=req\tarrivals=5\tdepartures=6\tdifference=-1\n"
-	"experiment\tselected=b.c:7\tspeedup=0.00\tduration=90000000\tselected-samples=0\n"
-	"progress-point\tname=a.c:40\ttype=source\tdelta=11\n"
-	"latency-point\tname=req\tarrivals=4\tdepartures=3\tdifference=18446744073709551615\n"
-	"samples\tlocation=a.c:10\tcount=3\n"
-	"runtime\ttime=200000000\n"
-	"samples\tlocation=a.c:10\tcount=8\n"
-	"samples\tlocation=b.c:7\tcount=2\n"
-	"runtime\ttime=300000000\n"
-	"shutdown\ttime=1415880321485373496\tsamples=10\n";
+    "startup\ttime=1415880321185373496\n"
+    "lever\tversion=1\tsampler=perf\tperiod=1000000\tseed=7\n"
+    "experiment\tselected=a.c:10\tspeedup=0.25\tduration=100000000\tselected-samples=12\n"
+    "throughput-point\tname=a.c:40\tdelta=9\n"
+    "latency-point\tname=req\tarrivals=5\tdepartures=6\tdifference=-1\n"
+    "experiment\tselected=b.c:7\tspeedup=0.00\tduration=90000000\tselected-samples=0\n"
+    "progress-point\tname=a.c:40\ttype=source\tdelta=11\n"
+    "latency-point\tname=req\tarrivals=4\tdepartures=3\tdifference=18446744073709551615\n"
+    "samples\tlocation=a.c:10\tcount=3\n"
+    "runtime\ttime=200000000\n"
+    "samples\tlocation=a.c:10\tcount=8\n"
+    "samples\tlocation=b.c:7\tcount=2\n"
+    "runtime\ttime=300000000\n"
+    "shutdown\ttime=1415880321485373496\tsamples=10\n";
 
 static void test_all_records(void **state)
 {
@@ -194,7 +194,8 @@ static void test_unknown_records_and_keys(void **state)
 	assert_int_equal(read_text(&p, text, true), 0);
 	assert_int_equal(p.stats.unknown_records, 2);
 	assert_int_equal(p.stats.malformed, 0);
-	assert_true(has_diagnostic(&p, "t.coz:2: skipping records of unknown type 'future-record'"));
+	assert_true(
+	    has_diagnostic(&p, "t.coz:2: skipping records of unknown type 'future-record'"));
 	assert_int_equal(p.n_experiments, 1);
 	assert_int_equal(p.n_deltas, 1);
 	assert_int_equal(p.runs[0].runtime_ns, 5);
@@ -226,32 +227,30 @@ static const struct {
 	const char *line;
 	const char *message;
 } bad_lines[] = {
-	{ "\tselected=f.c:1", "missing record type" },
-	{ "experiment\tselected=f.c:1\tspeedup=0.5", "without duration=" },
-	{ "experiment\tspeedup=0.5\tduration=3", "without selected=" },
-	{ "experiment\tselected=\tspeedup=0.5\tduration=3", "without selected=" },
-	{ "experiment\tselected=f.c:1\tspeedup=1.5\tduration=3", "not a number in 0..1" },
-	{ "experiment\tselected=f.c:1\tspeedup=nan\tduration=3", "not a number in 0..1" },
-	{ "experiment\tselected=f.c:1\tspeedup=0.5x\tduration=3", "not a number in 0..1" },
-	{ "experiment\tselected=f.c:1\tspeedup=0.5\tduration=3e9", "is not an integer" },
-	{ "experiment\tselected=f.c:1\tspeedup=0.5\tduration=99999999999999999999",
-	  "is not an integer" },
-	{ "experiment\tselected=f.c:1\tspeedup=0.5\tduration=--3", "is not an integer" },
-	{ "experiment\tselected=f.c:1\tspeedup=0.5\tduration=", "is not an integer" },
-	{ "experiment\tselected=f.c:1\tspeedup=0.5\tduration=4\tselected-samples=-2",
-	  "is negative" },
-	{ "experiment\tselected f.c:1", "is not key=value" },
-	{ "experiment\t=3", "is not key=value" },
-	{ "throughput-point\tname=p\tdelta=-3", "is negative" },
-	{ "throughput-point\tdelta=3", "without name=" },
-	{ "latency-point\tname=r\tarrivals=1\tdepartures=1", "without difference=" },
-	{ "samples\tlocation=f.c:1\tcount=x", "is not an integer" },
-	{ "startup\ttime=-1", "not an unsigned integer" },
-	{ "startup", "without time=" },
-	{ "lever\tsampler=perf", "without version=" },
-	{ "{\"type\":\"startup\",\"time\":1}", "JSON Lines" },
-	{ "st@rtup\ttime=1", "not a profile record" },
-	{ "\x01\x02\x03", "not a profile record" },
+    {"\tselected=f.c:1", "missing record type"},
+    {"experiment\tselected=f.c:1\tspeedup=0.5", "without duration="},
+    {"experiment\tspeedup=0.5\tduration=3", "without selected="},
+    {"experiment\tselected=\tspeedup=0.5\tduration=3", "without selected="},
+    {"experiment\tselected=f.c:1\tspeedup=1.5\tduration=3", "not a number in 0..1"},
+    {"experiment\tselected=f.c:1\tspeedup=nan\tduration=3", "not a number in 0..1"},
+    {"experiment\tselected=f.c:1\tspeedup=0.5x\tduration=3", "not a number in 0..1"},
+    {"experiment\tselected=f.c:1\tspeedup=0.5\tduration=3e9", "is not an integer"},
+    {"experiment\tselected=f.c:1\tspeedup=0.5\tduration=99999999999999999999", "is not an integer"},
+    {"experiment\tselected=f.c:1\tspeedup=0.5\tduration=--3", "is not an integer"},
+    {"experiment\tselected=f.c:1\tspeedup=0.5\tduration=", "is not an integer"},
+    {"experiment\tselected=f.c:1\tspeedup=0.5\tduration=4\tselected-samples=-2", "is negative"},
+    {"experiment\tselected f.c:1", "is not key=value"},
+    {"experiment\t=3", "is not key=value"},
+    {"throughput-point\tname=p\tdelta=-3", "is negative"},
+    {"throughput-point\tdelta=3", "without name="},
+    {"latency-point\tname=r\tarrivals=1\tdepartures=1", "without difference="},
+    {"samples\tlocation=f.c:1\tcount=x", "is not an integer"},
+    {"startup\ttime=-1", "not an unsigned integer"},
+    {"startup", "without time="},
+    {"lever\tsampler=perf", "without version="},
+    {"{\"type\":\"startup\",\"time\":1}", "JSON Lines"},
+    {"st@rtup\ttime=1", "not a profile record"},
+    {"\x01\x02\x03", "not a profile record"},
 };
 
 static void test_malformed_lines(void **state)
@@ -359,8 +358,9 @@ static void append(char **buf, size_t *len, const char *fmt, ...)
 /* An experiment on line at pct with a throughput point visited delta times. */
 static void add_exp(char **buf, size_t *len, const char *line, int pct, long duration, long delta)
 {
-	append(buf, len, "experiment\tselected=%s\tspeedup=%d.%02d\tduration=%ld\tselected-samples=1\n",
-	       line, pct / 100, pct % 100, duration, delta);
+	append(buf, len,
+	       "experiment\tselected=%s\tspeedup=%d.%02d\tduration=%ld\tselected-samples=1\n", line,
+	       pct / 100, pct % 100, duration, delta);
 	append(buf, len, "throughput-point\tname=done\tdelta=%ld\n", delta);
 }
 
@@ -430,15 +430,14 @@ static void test_summary_throughput(void **state)
 	for (size_t i = 0; i < b->n_buckets; i++)
 		assert_true(fabs(b->buckets[i].program_speedup) < 1e-9);
 	assert_true(fabs(b->slope) < 1e-9);
-	assert_int_equal(s.dropped_buckets, 6); /* all of c */
-	assert_int_equal(s.dropped_no_baseline, 2); /* c (nothing left) and d */
+	assert_int_equal(s.dropped_buckets, 6);	     /* all of c */
+	assert_int_equal(s.dropped_no_baseline, 2);  /* c (nothing left) and d */
 	assert_int_equal(s.dropped_few_speedups, 1); /* e */
 	causal_summary_free(&s);
 
 	/* --min-speedups 3 admits e */
-	assert_int_equal(causal_summarize(&p, &(struct causal_summary_options){ .min_speedups = 3 },
-					  &s),
-			 0);
+	assert_int_equal(
+	    causal_summarize(&p, &(struct causal_summary_options){.min_speedups = 3}, &s), 0);
 	assert_int_equal(s.n_series, 3);
 	causal_summary_free(&s);
 	causal_profile_free(&p);
@@ -520,8 +519,8 @@ static void test_coz_sample_profiles(void **state)
 		const char *name;
 		uint64_t dropped;
 	} profiles[] = {
-		{ "blackscholes", 0 }, { "dedup", 0 },	{ "ferret", 5 },   { "fluidanimate", 9 },
-		{ "memcached", 17 },   { "sqlite", 7 }, { "swaptions", 0 },
+	    {"blackscholes", 0}, {"dedup", 0},	{"ferret", 5},	  {"fluidanimate", 9},
+	    {"memcached", 17},	 {"sqlite", 7}, {"swaptions", 0},
 	};
 	const char *dir = "/usr/share/coz-profiler/viewer/profiles";
 
@@ -539,8 +538,8 @@ static void test_coz_sample_profiles(void **state)
 		}
 		fclose(f);
 		causal_profile_init(&p);
-		assert_int_equal(causal_profile_read_file(&p, path, &(struct causal_read_options){
-									    .strict = true }),
+		assert_int_equal(causal_profile_read_file(
+				     &p, path, &(struct causal_read_options){.strict = true}),
 				 0);
 		assert_int_equal(p.stats.malformed, 0);
 		assert_int_equal(p.stats.unknown_records, 0);
@@ -567,8 +566,8 @@ static void read_everything(const char *buf, size_t len)
 
 	causal_profile_init(&p);
 	(void)causal_profile_read_buffer(&p, buf, len, "fuzz.coz", NULL);
-	if (causal_summarize(&p, &(struct causal_summary_options){ .min_speedups = 1,
-								   .min_visits = 1 },
+	if (causal_summarize(&p,
+			     &(struct causal_summary_options){.min_speedups = 1, .min_visits = 1},
 			     &s) == 0) {
 		causal_report_text(devnull, &p, &s, NULL);
 		causal_summary_free(&s);
@@ -595,10 +594,18 @@ static void test_fuzz_random_bytes(void **state)
 static void test_fuzz_mutations(void **state)
 {
 	static const char alphabet[] = "\t\n=:-0123456789.\r\0xe";
-	static const char *tokens[] = { "startup\t",  "experiment\t", "throughput-point\t",
-					"latency-point\t", "samples\t",   "runtime\t",
-					"duration=",       "delta=",      "speedup=",
-					"difference=",     "18446744073709551615", "-9223372036854775808" };
+	static const char *tokens[] = {"startup\t",
+				       "experiment\t",
+				       "throughput-point\t",
+				       "latency-point\t",
+				       "samples\t",
+				       "runtime\t",
+				       "duration=",
+				       "delta=",
+				       "speedup=",
+				       "difference=",
+				       "18446744073709551615",
+				       "-9223372036854775808"};
 	size_t base_len = strlen(full_profile);
 	char buf[2048];
 	struct rng r;
@@ -648,22 +655,22 @@ static void test_fuzz_mutations(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_all_records),
-		cmocka_unit_test(test_lever_fields_on_startup),
-		cmocka_unit_test(test_runs_accumulate),
-		cmocka_unit_test(test_wrapped_duration_dropped),
-		cmocka_unit_test(test_unknown_records_and_keys),
-		cmocka_unit_test(test_records_before_startup),
-		cmocka_unit_test(test_malformed_lines),
-		cmocka_unit_test(test_orphan_points),
-		cmocka_unit_test(test_nul_byte_and_missing_file),
-		cmocka_unit_test(test_diagnostics_capped),
-		cmocka_unit_test(test_summary_throughput),
-		cmocka_unit_test(test_summary_latency),
-		cmocka_unit_test(test_report_text),
-		cmocka_unit_test(test_coz_sample_profiles),
-		cmocka_unit_test(test_fuzz_random_bytes),
-		cmocka_unit_test(test_fuzz_mutations),
+	    cmocka_unit_test(test_all_records),
+	    cmocka_unit_test(test_lever_fields_on_startup),
+	    cmocka_unit_test(test_runs_accumulate),
+	    cmocka_unit_test(test_wrapped_duration_dropped),
+	    cmocka_unit_test(test_unknown_records_and_keys),
+	    cmocka_unit_test(test_records_before_startup),
+	    cmocka_unit_test(test_malformed_lines),
+	    cmocka_unit_test(test_orphan_points),
+	    cmocka_unit_test(test_nul_byte_and_missing_file),
+	    cmocka_unit_test(test_diagnostics_capped),
+	    cmocka_unit_test(test_summary_throughput),
+	    cmocka_unit_test(test_summary_latency),
+	    cmocka_unit_test(test_report_text),
+	    cmocka_unit_test(test_coz_sample_profiles),
+	    cmocka_unit_test(test_fuzz_random_bytes),
+	    cmocka_unit_test(test_fuzz_mutations),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
