@@ -530,7 +530,8 @@ static int add_preload(const char *runtime)
 	return ret;
 }
 
-static int find_runtime(char *out, size_t size)
+/* The runtime's absolute path into out (PATH_MAX bytes). */
+static int find_runtime(char *out)
 {
 	const char *dir = lever_runtime_dir();
 	char path[PATH_MAX];
@@ -556,7 +557,6 @@ static int find_runtime(char *out, size_t size)
 			out);
 		return -1;
 	}
-	(void)size;
 	return 0;
 }
 
@@ -602,8 +602,7 @@ static int run_profiler(int argc, char **argv)
 		return ret < 0 ? 0 : ret;
 	}
 	ret = 1;
-	if (find_runtime(runtime, sizeof(runtime)) ||
-	    resolve_output(o.output, output, sizeof(output)))
+	if (find_runtime(runtime) || resolve_output(o.output, output, sizeof(output)))
 		goto out;
 	if (export_settings(&o, output) || add_preload(runtime))
 		goto out;
