@@ -258,8 +258,9 @@ static void *profiler_main(void *unused)
 		real_sigmask(SIG_BLOCK, &all, NULL);
 	rng_seed(&rng, rt.cfg.seed);
 	length_ns = rt.cfg.experiment_ns;
-	output_printf("startup\ttime=%llu\n", (unsigned long long)time_realtime_ns());
-	output_printf("lever\tversion=1\tsampler=%s\tperiod=%llu\tseed=%llu\n", rt.sampler_name,
+	/* lever's own fields ride on startup: Coz's viewer ignores them there */
+	output_printf("startup\ttime=%llu\tlever=1\tsampler=%s\tperiod=%llu\tseed=%llu\n",
+		      (unsigned long long)time_realtime_ns(), rt.sampler_name,
 		      (unsigned long long)rt.cfg.period_ns, (unsigned long long)rt.cfg.seed);
 	output_flush();
 	if (!linemap_ready())

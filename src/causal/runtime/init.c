@@ -157,8 +157,15 @@ __attribute__((constructor)) static void lever_causal_init(void)
 	read_config(&rt.cfg);
 	rt.exec_ns = env_u64(LEVER_ENV_EXEC_NS, 0);
 	rt.pid = getpid();
-	if (!rt.cfg.follow_children)
+	if (!rt.cfg.follow_children) {
 		forget_preload();
+	} else if (!getenv(LEVER_ENV_ROOT_PID)) {
+		/* descendants write OUTPUT.<pid>; the first profiled process OUTPUT */
+		char pid[32];
+
+		fmt_buffer(pid, sizeof(pid), "%d", (int)rt.pid);
+		setenv(LEVER_ENV_ROOT_PID, pid, 1);
+	}
 	linemap_configure(getenv(LEVER_ENV_BINARY_SCOPE), getenv(LEVER_ENV_SOURCE_SCOPE));
 	sampler_install_handler();
 	threads_init();
