@@ -16,8 +16,8 @@ la=$(line_of a) lb=$(line_of b)
 profile_line() { # LINE SAMPLER -> prints "speedup program_speedup visits" rows
 	local line=$1 sampler=$2 out=$tmp/p-$1-$2.coz
 	"$build/bin/lever" causal -o "$out" --fixed-line "critical_path.c:$line" \
-		--speedup-step 50 --sampler="$sampler" --seed 7 -- "$prog" 160 1500000 >"$tmp/stdout"
-	grep -q "^160 rounds$" "$tmp/stdout"
+		--speedup-step 50 --sampler="$sampler" --seed 7 -- "$prog" 200 15000000 >"$tmp/stdout"
+	grep -q "^200 rounds$" "$tmp/stdout"
 	awk -f "$src/tests/e2e/lib/profile_speedups.awk" "$out" | grep "critical_path.c:$line " |
 		cut -d' ' -f2-
 }

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 
 #include <cmocka.h>
 
@@ -52,7 +53,7 @@ static void selected_samples(struct thread_state *t, unsigned n)
 
 static void own_samples_replace_pauses(void **state)
 {
-	struct thread_state a = { 0 }, b = { 0 };
+	struct thread_state a = {0}, b = {0};
 
 	start_experiment(200 * NSEC_PER_USEC);
 	selected_samples(&a, 3);
@@ -70,7 +71,7 @@ static void own_samples_replace_pauses(void **state)
 
 static void global_is_raised_to_the_max_not_summed(void **state)
 {
-	struct thread_state a = { 0 }, b = { 0 }, c = { 0 };
+	struct thread_state a = {0}, b = {0}, c = {0};
 	uint64_t g0;
 
 	start_experiment(0);
@@ -87,7 +88,7 @@ static void global_is_raised_to_the_max_not_summed(void **state)
 
 static void zero_speedup_inserts_no_delay(void **state)
 {
-	struct thread_state a = { 0 }, b = { 0 };
+	struct thread_state a = {0}, b = {0};
 
 	start_experiment(0);
 	selected_samples(&a, 50);
@@ -100,7 +101,7 @@ static void zero_speedup_inserts_no_delay(void **state)
 
 static void excess_sleep_is_banked(void **state)
 {
-	struct thread_state a = { 0 }, b = { 0 };
+	struct thread_state a = {0}, b = {0};
 
 	start_experiment(10 * NSEC_PER_USEC);
 	selected_samples(&a, 1);
@@ -121,7 +122,7 @@ static void excess_sleep_is_banked(void **state)
 
 static void woken_thread_skips_delays_added_while_blocked(void **state)
 {
-	struct thread_state a = { 0 }, b = { 0 }, c = { 0 };
+	struct thread_state a = {0}, b = {0}, c = {0};
 
 	start_experiment(100 * NSEC_PER_USEC);
 	delays_pre_block(&b);
@@ -144,7 +145,7 @@ static void woken_thread_skips_delays_added_while_blocked(void **state)
 
 static void late_thread_still_owes_pauses_since_start(void **state)
 {
-	struct thread_state a = { 0 }, late = { 0 };
+	struct thread_state a = {0}, late = {0};
 
 	start_experiment(100 * NSEC_PER_USEC);
 	selected_samples(&a, 3);
@@ -156,9 +157,36 @@ static void late_thread_still_owes_pauses_since_start(void **state)
 	assert_true(atomic_load(&rt.inserted_delay_ns) >= 3 * 100 * NSEC_PER_USEC);
 }
 
+static void *raise_while_other_sleeps(void *arg)
+{
+	struct thread_state *a = arg;
+
+	time_sleep_ns(5 * NSEC_PER_MSEC);
+	selected_samples(a, 2);
+	delays_catch_up(a);
+	return NULL;
+}
+
+/* Pauses added while a thread pays are owed before it goes on (or exits). */
+static void payment_covers_pauses_added_meanwhile(void **state)
+{
+	struct thread_state a = {0}, b = {0};
+	pthread_t other;
+
+	start_experiment(20 * NSEC_PER_MSEC);
+	delays_sync_epoch(&b);
+	selected_samples(&a, 1);
+	delays_catch_up(&a);
+	pthread_create(&other, NULL, raise_while_other_sleeps, &a);
+	delays_catch_up(&b); /* sleeps 20 ms; a adds 2 pauses meanwhile */
+	pthread_join(other, NULL);
+	assert_int_equal(b.local, a.local);
+	assert_true(atomic_load(&rt.inserted_delay_ns) >= 3 * 20 * NSEC_PER_MSEC);
+}
+
 static void no_debt_across_experiments(void **state)
 {
-	struct thread_state a = { 0 }, b = { 0 };
+	struct thread_state a = {0}, b = {0};
 
 	start_experiment(100 * NSEC_PER_USEC);
 	delays_sync_epoch(&b);
@@ -176,7 +204,7 @@ static void no_debt_across_experiments(void **state)
 
 static void child_inherits_parent_count(void **state)
 {
-	struct thread_state parent = { 0 }, child = { 0 };
+	struct thread_state parent = {0}, child = {0};
 
 	start_experiment(100 * NSEC_PER_USEC);
 	selected_samples(&parent, 2);
@@ -191,7 +219,7 @@ static void child_inherits_parent_count(void **state)
 
 static void wrappers_bracket_busy(void **state)
 {
-	struct thread_state t = { 0 };
+	struct thread_state t = {0};
 	struct thread_state *got;
 
 	current = &t;
@@ -211,15 +239,16 @@ static void wrappers_bracket_busy(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(own_samples_replace_pauses),
-		cmocka_unit_test(global_is_raised_to_the_max_not_summed),
-		cmocka_unit_test(zero_speedup_inserts_no_delay),
-		cmocka_unit_test(excess_sleep_is_banked),
-		cmocka_unit_test(woken_thread_skips_delays_added_while_blocked),
-		cmocka_unit_test(late_thread_still_owes_pauses_since_start),
-		cmocka_unit_test(no_debt_across_experiments),
-		cmocka_unit_test(child_inherits_parent_count),
-		cmocka_unit_test(wrappers_bracket_busy),
+	    cmocka_unit_test(own_samples_replace_pauses),
+	    cmocka_unit_test(global_is_raised_to_the_max_not_summed),
+	    cmocka_unit_test(zero_speedup_inserts_no_delay),
+	    cmocka_unit_test(excess_sleep_is_banked),
+	    cmocka_unit_test(woken_thread_skips_delays_added_while_blocked),
+	    cmocka_unit_test(late_thread_still_owes_pauses_since_start),
+	    cmocka_unit_test(payment_covers_pauses_added_meanwhile),
+	    cmocka_unit_test(no_debt_across_experiments),
+	    cmocka_unit_test(child_inherits_parent_count),
+	    cmocka_unit_test(wrappers_bracket_busy),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -35,6 +35,12 @@ static void raise_global(uint64_t local)
 		;
 }
 
+/*
+ * Pays until this thread is level with G. Other threads may raise G while we
+ * sleep; those pauses are owed too before we go on, or a thread about to
+ * exit or wake another would have done work before the pauses that should
+ * have preceded it (and a short-lived thread would inflate the prediction).
+ */
 void delays_catch_up(struct thread_state *t)
 {
 	uint64_t g, d;
@@ -44,32 +50,35 @@ void delays_catch_up(struct thread_state *t)
 	if (!t)
 		return;
 	delays_sync_epoch(t);
-	if (atomic_load_explicit(&rt.active, memory_order_acquire) == EXPERIMENT_IDLE) {
-		t->local = atomic_load(&rt.global);
-		return;
+	for (;;) {
+		if (atomic_load_explicit(&rt.active, memory_order_acquire) == EXPERIMENT_IDLE) {
+			t->local = atomic_load(&rt.global);
+			return;
+		}
+		g = atomic_load(&rt.global);
+		if (t->local > g) {
+			raise_global(t->local);
+			return;
+		}
+		if (t->local == g)
+			return;
+		d = atomic_load(&rt.delay_ns);
+		want = (int64_t)((g - t->local) * d) - t->excess_ns;
+		t->local = g;
+		if (want <= 0) {
+			t->excess_ns = -want;
+			continue;
+		}
+		sampler_pause(t);
+		/* default timer slack (50 us) would add to nanosleep's overshoot */
+		prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+		got = time_sleep_ns((uint64_t)want);
+		prctl(PR_SET_TIMERSLACK, t->timer_slack, 0UL, 0UL, 0UL);
+		sampler_resume(t);
+		atomic_fetch_add_explicit(&rt.inserted_delay_ns, got, memory_order_relaxed);
+		t->excess_ns = (int64_t)got - want;
+		delays_sync_epoch(t);
 	}
-	g = atomic_load(&rt.global);
-	if (t->local > g) {
-		raise_global(t->local);
-		return;
-	}
-	if (t->local == g)
-		return;
-	d = atomic_load(&rt.delay_ns);
-	want = (int64_t)((g - t->local) * d) - t->excess_ns;
-	t->local = g;
-	if (want <= 0) {
-		t->excess_ns = -want;
-		return;
-	}
-	sampler_pause(t);
-	/* default timer slack (50 us) would add to nanosleep's overshoot */
-	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-	got = time_sleep_ns((uint64_t)want);
-	prctl(PR_SET_TIMERSLACK, t->timer_slack, 0UL, 0UL, 0UL);
-	sampler_resume(t);
-	atomic_fetch_add_explicit(&rt.inserted_delay_ns, got, memory_order_relaxed);
-	t->excess_ns = (int64_t)got - want;
 }
 
 void delays_pre_block(struct thread_state *t)
