@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * Bootstrap confidence intervals, bias-corrected and accelerated (BCa;
+ * Efron & Tibshirani, "An Introduction to the Bootstrap", ch. 14): the
+ * percentiles of the bootstrap distribution are shifted by the bias
+ * correction z0 (where the estimate falls among the replicates) and the
+ * acceleration a (skewness of the jackknife influence values). Also the
+ * classic Student t interval of a mean.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "stats/internal.h"
+#include "stats/stats.h"
+
+static void interval_clear(struct stats_interval *out)
+{
+	out->estimate = out->low = out->high = out->bias_z0 = out->acceleration = NAN;
+}
+
+static int compare_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Jackknife deviations of one group, added to the sums for the acceleration. */
+static void acceleration_add(const double *jack, size_t n, double *sum2, double *sum3)
+{
+	double mean = stats_mean(jack, n);
+
+	for (size_t i = 0; i < n; i++) {
+		double d = mean - jack[i];
+
+		*sum2 += d * d;
+		*sum3 += d * d * d;
+	}
+}
+
+static double acceleration_of(double sum2, double sum3)
+{
+	return sum2 > 0.0 ? sum3 / (6.0 * pow(sum2, 1.5)) : 0.0;
+}
+
+static int bca_finish(double estimate, double *reps, size_t b, double accel, double level,
+		      struct stats_interval *out)
+{
+	size_t less = 0, equal = 0;
+	double prop, z0, zl, a1, a2;
+
+	interval_clear(out);
+	out->estimate = estimate;
+	if (b < 2 || !(level > 0.0 && level < 1.0) || !isfinite(estimate))
+		return -EINVAL;
+	qsort(reps, b, sizeof(*reps), compare_double);
+	for (size_t i = 0; i < b; i++) {
+		less += reps[i] < estimate;
+		equal += reps[i] == estimate;
+	}
+	prop = ((double)less + 0.5 * (double)equal) / (double)b;
+	prop = fmin(fmax(prop, 0.5 / (double)b), 1.0 - 0.5 / (double)b);
+	z0 = stats_normal_quantile(prop);
+	zl = stats_normal_quantile((1.0 - level) / 2.0);
+	a1 = stats_normal_cdf(z0 + (z0 + zl) / (1.0 - accel * (z0 + zl)));
+	a2 = stats_normal_cdf(z0 + (z0 - zl) / (1.0 - accel * (z0 - zl)));
+	out->bias_z0 = z0;
+	out->acceleration = accel;
+	out->low = stats_quantile_sorted(reps, b, a1);
+	out->high = stats_quantile_sorted(reps, b, a2);
+	return 0;
+}
+
+int stats_bca_interval(double estimate, double *replicates, size_t n_replicates,
+		       const double *jackknife, size_t n_jackknife, double level,
+		       struct stats_interval *out)
+{
+	double s2 = 0.0, s3 = 0.0;
+
+	acceleration_add(jackknife, n_jackknife, &s2, &s3);
+	return bca_finish(estimate, replicates, n_replicates, acceleration_of(s2, s3), level, out);
+}
+
+/* ------------------------------------------------------------ statistics */
+
+/* k-th smallest of x[0..n) by quickselect; reorders x. */
+static double select_kth(double *x, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n - 1;
+
+	while (lo < hi) {
+		double pivot = x[lo + (hi - lo) / 2];
+		size_t i = lo, j = hi;
+
+		while (i <= j) {
+			while (x[i] < pivot)
+				i++;
+			while (x[j] > pivot)
+				j--;
+			if (i <= j) {
+				double t = x[i];
+
+				x[i] = x[j];
+				x[j] = t;
+				i++;
+				if (j == 0)
+					break;
+				j--;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			break;
+	}
+	return x[k];
+}
+
+double stats_median_inplace(double *x, size_t n)
+{
+	double hi = select_kth(x, n, n / 2), lo;
+
+	if (n % 2)
+		return hi;
+	/* the largest of the lower half */
+	lo = x[0];
+	for (size_t i = 1; i < n / 2; i++)
+		if (x[i] > lo)
+			lo = x[i];
+	return (lo + hi) / 2.0;
+}
+
+static void resample(struct rng *r, const double *x, size_t n, double *into)
+{
+	for (size_t i = 0; i < n; i++)
+		into[i] = x[rng_below(r, n)];
+}
+
+static double resampled_mean(struct rng *r, const double *x, size_t n)
+{
+	double s = 0.0;
+
+	for (size_t i = 0; i < n; i++)
+		s += x[rng_below(r, n)];
+	return s / (double)n;
+}
+
+/* Leave-one-out means. */
+static void jackknife_mean(const double *x, size_t n, double *jack)
+{
+	double sum = stats_mean(x, n) * (double)n;
+
+	for (size_t i = 0; i < n; i++)
+		jack[i] = (sum - x[i]) / (double)(n - 1);
+}
+
+/* Median of the sorted array s without its element at index skip. */
+static double median_without(const double *s, size_t n, size_t skip)
+{
+	size_t m = n - 1, lo = (m - 1) / 2, hi = m / 2;
+	double a = s[lo + (lo >= skip)], b = s[hi + (hi >= skip)];
+
+	return (a + b) / 2.0;
+}
+
+int stats_bootstrap_mean(const double *x, size_t n, double level, size_t resamples, uint64_t seed,
+			 struct stats_interval *out)
+{
+	double *reps = malloc((resamples ? resamples : 1) * sizeof(*reps));
+	double *jack = malloc((n ? n : 1) * sizeof(*jack));
+	struct rng r;
+	int err = -ENOMEM;
+
+	interval_clear(out);
+	if (!reps || !jack)
+		goto out;
+	err = -EINVAL;
+	if (n < 2)
+		goto out;
+	rng_seed(&r, seed);
+	for (size_t b = 0; b < resamples; b++)
+		reps[b] = resampled_mean(&r, x, n);
+	jackknife_mean(x, n, jack);
+	err = stats_bca_interval(stats_mean(x, n), reps, resamples, jack, n, level, out);
+out:
+	free(reps);
+	free(jack);
+	return err;
+}
+
+int stats_bootstrap_median(const double *x, size_t n, double level, size_t resamples, uint64_t seed,
+			   struct stats_interval *out)
+{
+	double *reps = malloc((resamples ? resamples : 1) * sizeof(*reps));
+	double *jack = malloc((n ? n : 1) * sizeof(*jack));
+	double *work = malloc((n ? n : 1) * sizeof(*work));
+	double *sorted = stats_sorted_copy(x, n);
+	struct rng r;
+	int err = -ENOMEM;
+
+	interval_clear(out);
+	if (!reps || !jack || !work || !sorted)
+		goto out;
+	err = -EINVAL;
+	if (n < 2)
+		goto out;
+	rng_seed(&r, seed);
+	for (size_t b = 0; b < resamples; b++) {
+		resample(&r, x, n, work);
+		reps[b] = stats_median_inplace(work, n);
+	}
+	for (size_t i = 0; i < n; i++)
+		jack[i] = median_without(sorted, n, i);
+	err = stats_bca_interval(stats_quantile_sorted(sorted, n, 0.5), reps, resamples, jack, n,
+				 level, out);
+out:
+	free(reps);
+	free(jack);
+	free(work);
+	free(sorted);
+	return err;
+}
+
+int stats_bootstrap_ratio_of_means(const double *a, size_t na, const double *b, size_t nb,
+				   double level, size_t resamples, uint64_t seed,
+				   struct stats_interval *out)
+{
+	double *reps = malloc((resamples ? resamples : 1) * sizeof(*reps));
+	double *jack = malloc((na + nb ? na + nb : 1) * sizeof(*jack));
+	double ma, mb, s2 = 0.0, s3 = 0.0;
+	struct rng r;
+	int err = -ENOMEM;
+
+	interval_clear(out);
+	if (!reps || !jack)
+		goto out;
+	err = -EINVAL;
+	if (na < 2 || nb < 2)
+		goto out;
+	ma = stats_mean(a, na);
+	mb = stats_mean(b, nb);
+	err = -EDOM;
+	if (mb == 0.0)
+		goto out;
+	rng_seed(&r, seed);
+	for (size_t k = 0; k < resamples; k++) {
+		double ra = resampled_mean(&r, a, na), rb = resampled_mean(&r, b, nb);
+
+		reps[k] = ra / rb;
+	}
+	/* jackknife within each sample; the acceleration pools both groups */
+	jackknife_mean(a, na, jack);
+	for (size_t i = 0; i < na; i++)
+		jack[i] /= mb;
+	acceleration_add(jack, na, &s2, &s3);
+	jackknife_mean(b, nb, jack + na);
+	for (size_t i = na; i < na + nb; i++)
+		jack[i] = ma / jack[i];
+	acceleration_add(jack + na, nb, &s2, &s3);
+	err = bca_finish(ma / mb, reps, resamples, acceleration_of(s2, s3), level, out);
+out:
+	free(reps);
+	free(jack);
+	return err;
+}
+
+int stats_t_interval_mean(const double *x, size_t n, double level, struct stats_interval *out)
+{
+	double m, half;
+
+	interval_clear(out);
+	if (n < 2 || !(level > 0.0 && level < 1.0))
+		return -EINVAL;
+	m = stats_mean(x, n);
+	half =
+	    stats_t_quantile(0.5 + level / 2.0, (double)(n - 1)) * stats_sd(x, n) / sqrt((double)n);
+	out->estimate = m;
+	out->low = m - half;
+	out->high = m + half;
+	return 0;
+}

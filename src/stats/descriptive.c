@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * Descriptive statistics: mean, variance, quantiles, median, MAD, outliers.
+ * Sums use a compensated (Neumaier) accumulator and a two-pass variance so
+ * that huge samples and large offsets keep their precision.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stats/stats.h"
+
+/* Neumaier's compensated sum. */
+static double sum_compensated(const double *x, size_t n)
+{
+	double sum = 0.0, c = 0.0;
+
+	for (size_t i = 0; i < n; i++) {
+		double t = sum + x[i];
+
+		if (fabs(sum) >= fabs(x[i]))
+			c += (sum - t) + x[i];
+		else
+			c += (x[i] - t) + sum;
+		sum = t;
+	}
+	return sum + c;
+}
+
+double stats_mean(const double *x, size_t n)
+{
+	if (n == 0)
+		return NAN;
+	return sum_compensated(x, n) / (double)n;
+}
+
+double stats_variance(const double *x, size_t n)
+{
+	double mean, ss = 0.0, s = 0.0;
+
+	if (n < 2)
+		return NAN;
+	mean = stats_mean(x, n);
+	for (size_t i = 0; i < n; i++) {
+		double d = x[i] - mean;
+
+		ss += d * d;
+		s += d;
+	}
+	/* corrected two-pass formula: removes the rounding error of the mean */
+	return (ss - s * s / (double)n) / (double)(n - 1);
+}
+
+double stats_sd(const double *x, size_t n)
+{
+	return sqrt(stats_variance(x, n));
+}
+
+double stats_min(const double *x, size_t n)
+{
+	double m = n ? x[0] : NAN;
+
+	for (size_t i = 1; i < n; i++)
+		if (x[i] < m)
+			m = x[i];
+	return m;
+}
+
+double stats_max(const double *x, size_t n)
+{
+	double m = n ? x[0] : NAN;
+
+	for (size_t i = 1; i < n; i++)
+		if (x[i] > m)
+			m = x[i];
+	return m;
+}
+
+static int compare_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double *stats_sorted_copy(const double *x, size_t n)
+{
+	double *s = malloc((n ? n : 1) * sizeof(*s));
+
+	if (!s)
+		return NULL;
+	if (n)
+		memcpy(s, x, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), compare_double);
+	return s;
+}
+
+double stats_quantile_sorted(const double *sorted, size_t n, double p)
+{
+	double h, frac;
+	size_t lo;
+
+	if (n == 0 || !(p >= 0.0 && p <= 1.0))
+		return NAN;
+	h = (double)(n - 1) * p;
+	lo = (size_t)floor(h);
+	if (lo >= n - 1)
+		return sorted[n - 1];
+	frac = h - (double)lo;
+	return sorted[lo] + frac * (sorted[lo + 1] - sorted[lo]);
+}
+
+double stats_median(const double *x, size_t n)
+{
+	double *s, m;
+
+	if (n == 0)
+		return NAN;
+	s = stats_sorted_copy(x, n);
+	if (!s)
+		return NAN;
+	m = stats_quantile_sorted(s, n, 0.5);
+	free(s);
+	return m;
+}
+
+#define MAD_SCALE 1.482602218505602 /* 1 / Phi^-1(3/4) */
+
+static double mad_around(const double *x, size_t n, double center)
+{
+	double *d = malloc(n * sizeof(*d)), m;
+
+	if (!d)
+		return NAN;
+	for (size_t i = 0; i < n; i++)
+		d[i] = fabs(x[i] - center);
+	m = stats_median(d, n);
+	free(d);
+	return MAD_SCALE * m;
+}
+
+double stats_mad(const double *x, size_t n)
+{
+	if (n == 0)
+		return NAN;
+	return mad_around(x, n, stats_median(x, n));
+}
+
+int stats_summarize(const double *x, size_t n, struct stats_summary *out)
+{
+	double *s;
+
+	memset(out, 0, sizeof(*out));
+	out->n = n;
+	out->mean = out->sd = out->min = out->max = NAN;
+	out->q1 = out->median = out->q3 = out->mad = out->cv = out->sem = NAN;
+	if (n == 0)
+		return -EINVAL;
+	s = stats_sorted_copy(x, n);
+	if (!s)
+		return -ENOMEM;
+	out->mean = stats_mean(x, n);
+	out->sd = stats_sd(x, n);
+	out->min = s[0];
+	out->max = s[n - 1];
+	out->q1 = stats_quantile_sorted(s, n, 0.25);
+	out->median = stats_quantile_sorted(s, n, 0.5);
+	out->q3 = stats_quantile_sorted(s, n, 0.75);
+	free(s);
+	out->mad = mad_around(x, n, out->median);
+	out->cv = out->mean != 0.0 ? out->sd / fabs(out->mean) : NAN;
+	out->sem = out->sd / sqrt((double)n);
+	return 0;
+}
+
+size_t stats_outliers(const double *x, size_t n, double threshold, bool *mask)
+{
+	double median, mad;
+	size_t count = 0;
+
+	if (mask && n)
+		memset(mask, 0, n * sizeof(*mask));
+	if (n < 3)
+		return 0;
+	median = stats_median(x, n);
+	mad = mad_around(x, n, median);
+	if (!(mad > 0.0))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		bool out = fabs(x[i] - median) / mad > threshold;
+
+		if (mask)
+			mask[i] = out;
+		count += out;
+	}
+	return count;
+}
+
+size_t stats_drop_max(double *x, size_t n)
+{
+	size_t at = 0;
+
+	if (n == 0)
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		if (x[i] > x[at])
+			at = i;
+	memmove(x + at, x + at + 1, (n - at - 1) * sizeof(*x));
+	return n - 1;
+}

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * Parametric tests: Student and Welch two-sample t-tests, one-way ANOVA and
+ * the Brown-Forsythe test of equal variances (ANOVA on absolute deviations
+ * from the group medians).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "stats/stats.h"
+
+static void test_clear(struct stats_test *out)
+{
+	out->statistic = out->df1 = out->df2 = out->p = NAN;
+}
+
+int stats_t_test_student(const double *a, size_t na, const double *b, size_t nb,
+			 struct stats_test *out)
+{
+	double va, vb, df, pooled, se;
+
+	test_clear(out);
+	if (na < 2 || nb < 2)
+		return -EINVAL;
+	va = stats_variance(a, na);
+	vb = stats_variance(b, nb);
+	df = (double)(na + nb - 2);
+	pooled = ((double)(na - 1) * va + (double)(nb - 1) * vb) / df;
+	se = sqrt(pooled * (1.0 / (double)na + 1.0 / (double)nb));
+	if (!(se > 0.0))
+		return -EDOM;
+	out->statistic = (stats_mean(a, na) - stats_mean(b, nb)) / se;
+	out->df1 = df;
+	out->p = stats_t_p_two_sided(out->statistic, df);
+	return 0;
+}
+
+int stats_t_test_welch(const double *a, size_t na, const double *b, size_t nb,
+		       struct stats_test *out)
+{
+	double qa, qb, se2;
+
+	test_clear(out);
+	if (na < 2 || nb < 2)
+		return -EINVAL;
+	qa = stats_variance(a, na) / (double)na;
+	qb = stats_variance(b, nb) / (double)nb;
+	se2 = qa + qb;
+	if (!(se2 > 0.0))
+		return -EDOM;
+	out->statistic = (stats_mean(a, na) - stats_mean(b, nb)) / sqrt(se2);
+	out->df1 = se2 * se2 / (qa * qa / (double)(na - 1) + qb * qb / (double)(nb - 1));
+	out->p = stats_t_p_two_sided(out->statistic, out->df1);
+	return 0;
+}
+
+int stats_anova_oneway(const double *const *groups, const size_t *sizes, size_t k,
+		       struct stats_test *out)
+{
+	double grand = 0.0, ss_between = 0.0, ss_within = 0.0, df1, df2;
+	size_t total = 0;
+
+	test_clear(out);
+	if (k < 2)
+		return -EINVAL;
+	for (size_t g = 0; g < k; g++) {
+		if (sizes[g] == 0)
+			return -EINVAL;
+		total += sizes[g];
+		grand += stats_mean(groups[g], sizes[g]) * (double)sizes[g];
+	}
+	if (total <= k)
+		return -EINVAL;
+	grand /= (double)total;
+	for (size_t g = 0; g < k; g++) {
+		double m = stats_mean(groups[g], sizes[g]);
+
+		ss_between += (double)sizes[g] * (m - grand) * (m - grand);
+		for (size_t i = 0; i < sizes[g]; i++)
+			ss_within += (groups[g][i] - m) * (groups[g][i] - m);
+	}
+	df1 = (double)(k - 1);
+	df2 = (double)(total - k);
+	out->df1 = df1;
+	out->df2 = df2;
+	if (!(ss_within > 0.0))
+		return -EDOM;
+	out->statistic = (ss_between / df1) / (ss_within / df2);
+	out->p = stats_f_sf(out->statistic, df1, df2);
+	return 0;
+}
+
+int stats_brown_forsythe(const double *const *groups, const size_t *sizes, size_t k,
+			 struct stats_test *out)
+{
+	double **dev = calloc(k ? k : 1, sizeof(*dev));
+	int err = 0;
+
+	test_clear(out);
+	if (!dev)
+		return -ENOMEM;
+	for (size_t g = 0; g < k && !err; g++) {
+		double med = stats_median(groups[g], sizes[g]);
+
+		dev[g] = malloc((sizes[g] ? sizes[g] : 1) * sizeof(**dev));
+		if (!dev[g]) {
+			err = -ENOMEM;
+			break;
+		}
+		for (size_t i = 0; i < sizes[g]; i++)
+			dev[g][i] = fabs(groups[g][i] - med);
+	}
+	if (!err)
+		err = stats_anova_oneway((const double *const *)dev, sizes, k, out);
+	for (size_t g = 0; g < k; g++)
+		free(dev[g]);
+	free(dev);
+	return err;
+}
