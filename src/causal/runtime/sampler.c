@@ -73,7 +73,9 @@ static bool perf_start(struct thread_state *t)
 	attr.type = PERF_TYPE_SOFTWARE;
 	attr.config = PERF_COUNT_SW_TASK_CLOCK;
 	attr.sample_period = rt.cfg.period_ns;
-	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN;
+	attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
+	attr.use_clockid = 1;
+	attr.clockid = CLOCK_MONOTONIC;
 	attr.disabled = 1;
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
@@ -192,6 +194,16 @@ void sampler_resume(struct thread_state *t)
  * Attribute one sample (leaf IP first, then return addresses - 1) and account
  * for it: whole-run line counts, the running experiment, line selection.
  */
+/* Remembers when the earliest sample of the run was taken (for -v). */
+static void note_sample_time(uint64_t ns)
+{
+	uint64_t first = atomic_load_explicit(&rt.first_sample_ns, memory_order_relaxed);
+
+	while ((!first || ns < first) &&
+	       !atomic_compare_exchange_weak(&rt.first_sample_ns, &first, ns))
+		;
+}
+
 static void account_sample(struct thread_state *t, uintptr_t ip, const uintptr_t *chain,
 			   size_t depth, uint32_t weight)
 {
@@ -202,8 +214,6 @@ static void account_sample(struct thread_state *t, uintptr_t ip, const uintptr_t
 		if (chain[i] > 1)
 			li = linemap_lookup(chain[i] - 1);
 	atomic_fetch_add_explicit(&rt.total_samples, weight, memory_order_relaxed);
-	if (!atomic_load_explicit(&rt.first_sample_ns, memory_order_relaxed))
-		atomic_store(&rt.first_sample_ns, time_monotonic_ns());
 	if (!li)
 		return;
 	atomic_fetch_add_explicit(&rt.in_scope_samples, weight, memory_order_relaxed);
@@ -246,20 +256,21 @@ static void process_perf_ring(struct thread_state *t)
 
 			for (size_t i = sizeof(eh); i < len; i++)
 				dst[i - sizeof(eh)] = data[(tail + i) % size];
-			uint64_t nr = buf[1];
+			uint64_t nr = buf[2]; /* layout: ip, time, nr, ips[nr] */
 			uintptr_t chain[LEVER_MAX_CALLCHAIN];
 			size_t depth = 0;
 
 			if (nr > LEVER_MAX_CALLCHAIN + 4)
 				nr = 0;
 			for (uint64_t i = 0; i < nr; i++) {
-				uint64_t a = buf[2 + i];
+				uint64_t a = buf[3 + i];
 
 				if (a >= (uint64_t)PERF_CONTEXT_MAX)
 					continue; /* context marker */
 				if (depth < LEVER_MAX_CALLCHAIN)
 					chain[depth++] = (uintptr_t)a;
 			}
+			note_sample_time(buf[1]);
 			/* chain[0] repeats the leaf IP */
 			if (depth && chain[0] == buf[0])
 				account_sample(t, (uintptr_t)buf[0], chain + 1, depth - 1, 1);
@@ -325,6 +336,8 @@ static void record_timer_sample(struct thread_state *t, siginfo_t *info, void *u
 
 	if (t->tbuf_n == LEVER_TIMER_BUF)
 		process_timer_buffer(t);
+	if (!atomic_load_explicit(&rt.first_sample_ns, memory_order_relaxed))
+		note_sample_time(time_monotonic_ns());
 	s = &t->tbuf[t->tbuf_n++];
 	s->ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
 	s->weight = 1 + (uint32_t)(info->si_overrun > 0 ? info->si_overrun : 0);
