@@ -1,0 +1,803 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * Keeping lever's sampling signal (LEVER_SIGNAL, SIGPROF) to ourselves while
+ * the program goes on using signals, including SIGPROF (spec coz.md §7.5).
+ *
+ * While lever owns the signal (rt.enabled):
+ *   - sigaction/signal/... on LEVER_SIGNAL install nothing: the request is kept
+ *     as "the program's action", reported back through oldact, and run by
+ *     signals_forward() when lever's handler receives a SIGPROF that is not
+ *     lever's (the program's own setitimer(ITIMER_PROF), say);
+ *   - other sigaction calls get LEVER_SIGNAL removed from sa_mask;
+ *   - sigprocmask/pthread_sigmask/sigblock/... cannot block LEVER_SIGNAL;
+ *   - the sigwait family never waits for LEVER_SIGNAL, and sigsuspend keeps it
+ *     deliverable.
+ * The program may still "block" LEVER_SIGNAL: each thread keeps the program's
+ * view of that bit (program_blocked), reports it back in old masks, and a
+ * forwarded signal that arrives while the program blocks it waits in the
+ * thread (one, like any standard signal) until the program unblocks it, or is
+ * returned by a sigwait that asks for it. Limitation: a new thread starts with
+ * the view "unblocked" instead of inheriting its creator's.
+ *
+ * When lever does not own it (runtime idle, e.g. an unfollowed child), every
+ * call passes through, but the program's SIGPROF action is still recorded so
+ * that it can be forwarded if lever takes the signal later.
+ *
+ * The sigwait family and sigsuspend are blocking calls (paper Table 2):
+ * pre_block before, post_block after. A signal wakes us "from another thread"
+ * only if it was sent by this process (si_code <= 0, si_pid == getpid()).
+ * sigsuspend cannot tell who sent the signal whose handler ended it, so it
+ * never skips (post_block(false)): the thread pays what accumulated.
+ *
+ * lever's handler interrupts these waits with EINTR. A program that installed
+ * no handler for any signal that could have interrupted the call never sees
+ * EINTR without lever, so then we wait again (with the remaining time for
+ * sigtimedwait); otherwise EINTR is returned as usual.
+ *
+ * The stored action is read in signal context, so it is published with a
+ * sequence lock; writers hold a spinlock with all signals blocked, so a
+ * handler never waits for a writer on its own thread.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "causal/runtime/runtime.h"
+
+#define KERNEL_SIGSET_SIZE (_NSIG / 8)
+#define MASK_WORDS	   (sizeof(sigset_t) / sizeof(unsigned long))
+
+extern const char __ehdr_start[] __attribute__((visibility("hidden")));
+extern const char _end[] __attribute__((visibility("hidden")));
+
+static inline bool in_lever(const void *p)
+{
+	return (const char *)p >= __ehdr_start && (const char *)p < _end;
+}
+
+#define CALLER() __builtin_return_address(0)
+
+/* Hides a pointer's provenance so a NULL check survives glibc's nonnull attributes. */
+#define LAUNDER(p)                                                                                 \
+	({                                                                                         \
+		__typeof__(p) _p = (p);                                                            \
+		__asm__("" : "+r"(_p));                                                            \
+		_p;                                                                                \
+	})
+
+#define REAL(name, version)                                                                        \
+	static _Atomic(__typeof__(&name)) real_##name##_cache;                                     \
+	static __typeof__(&name) real_##name(void)                                                 \
+	{                                                                                          \
+		__typeof__(&name) p =                                                              \
+		    atomic_load_explicit(&real_##name##_cache, memory_order_relaxed);              \
+		if (!p) {                                                                          \
+			p = (__typeof__(&name))real_symbol(#name, version);                        \
+			if (p)                                                                     \
+				atomic_store_explicit(&real_##name##_cache, p,                     \
+						      memory_order_relaxed);                       \
+		}                                                                                  \
+		return p;                                                                          \
+	}
+
+REAL(sigaction, "GLIBC_2.2.5")
+REAL(sigprocmask, "GLIBC_2.2.5")
+REAL(pthread_sigmask, "GLIBC_2.32")
+REAL(sigtimedwait, "GLIBC_2.2.5")
+REAL(sigsuspend, "GLIBC_2.2.5")
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+REAL(siginterrupt, "GLIBC_2.2.5")
+#pragma GCC diagnostic pop
+
+__attribute__((constructor)) static void interpose_signals_resolve(void)
+{
+	(void)real_sigaction();
+	(void)real_sigprocmask();
+	(void)real_pthread_sigmask();
+	(void)real_sigtimedwait();
+	(void)real_sigsuspend();
+	(void)real_siginterrupt();
+}
+
+static bool lever_owns_signal(void)
+{
+	return atomic_load_explicit(&rt.enabled, memory_order_acquire) != 0;
+}
+
+static long raw_sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	return syscall(SYS_rt_sigprocmask, how, set, old, KERNEL_SIGSET_SIZE);
+}
+
+/* ---- the program's action for LEVER_SIGNAL ---- */
+
+static struct {
+	atomic_flag lock;
+	_Atomic unsigned seq;
+	_Atomic uintptr_t handler; /* sa_handler or sa_sigaction; SIG_DFL at start */
+	_Atomic int flags;
+	_Atomic unsigned long mask[MASK_WORDS];
+} program_action = {.lock = ATOMIC_FLAG_INIT};
+
+/* Signals for which the program has a handler function installed (bit sig-1). */
+static _Atomic uint64_t program_handled;
+/* Signals the program asked siginterrupt() to interrupt system calls. */
+static _Atomic uint64_t program_interrupting;
+
+static uint64_t sig_bit(int sig)
+{
+	return sig >= 1 && sig <= 64 ? 1ULL << (sig - 1) : 0;
+}
+
+static bool is_function(uintptr_t handler)
+{
+	return handler != (uintptr_t)SIG_DFL && handler != (uintptr_t)SIG_IGN &&
+	       handler != (uintptr_t)SIG_ERR;
+}
+
+static void note_disposition(int sig, const struct sigaction *act)
+{
+	uintptr_t h = (act->sa_flags & SA_SIGINFO) ? (uintptr_t)act->sa_sigaction
+						   : (uintptr_t)act->sa_handler;
+
+	if (is_function(h))
+		atomic_fetch_or(&program_handled, sig_bit(sig));
+	else
+		atomic_fetch_and(&program_handled, ~sig_bit(sig));
+}
+
+static void program_action_read(struct sigaction *out)
+{
+	unsigned s1, s2;
+	uintptr_t h;
+	int flags;
+
+	memset(out, 0, sizeof(*out));
+	for (;;) {
+		s1 = atomic_load_explicit(&program_action.seq, memory_order_acquire);
+		if (s1 & 1)
+			continue;
+		h = atomic_load_explicit(&program_action.handler, memory_order_relaxed);
+		flags = atomic_load_explicit(&program_action.flags, memory_order_relaxed);
+		for (size_t i = 0; i < MASK_WORDS; i++)
+			((unsigned long *)&out->sa_mask)[i] =
+			    atomic_load_explicit(&program_action.mask[i], memory_order_relaxed);
+		atomic_thread_fence(memory_order_acquire);
+		s2 = atomic_load_explicit(&program_action.seq, memory_order_relaxed);
+		if (s1 == s2)
+			break;
+	}
+	out->sa_flags = flags;
+	if (flags & SA_SIGINFO)
+		out->sa_sigaction = (void (*)(int, siginfo_t *, void *))h;
+	else
+		out->sa_handler = (void (*)(int))h;
+}
+
+/* Writers block every signal on their thread so no handler there waits for them. */
+static void program_action_write(uintptr_t handler, int flags, const sigset_t *mask)
+{
+	sigset_t all, old;
+
+	sigfillset(&all);
+	raw_sigprocmask(SIG_SETMASK, &all, &old);
+	while (atomic_flag_test_and_set_explicit(&program_action.lock, memory_order_acquire))
+		;
+	atomic_fetch_add_explicit(&program_action.seq, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	atomic_store_explicit(&program_action.handler, handler, memory_order_relaxed);
+	atomic_store_explicit(&program_action.flags, flags, memory_order_relaxed);
+	for (size_t i = 0; i < MASK_WORDS; i++)
+		atomic_store_explicit(&program_action.mask[i],
+				      mask ? ((const unsigned long *)mask)[i] : 0,
+				      memory_order_relaxed);
+	atomic_fetch_add_explicit(&program_action.seq, 1, memory_order_release);
+	atomic_flag_clear_explicit(&program_action.lock, memory_order_release);
+	raw_sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+static void program_action_store(const struct sigaction *act)
+{
+	uintptr_t h = (act->sa_flags & SA_SIGINFO) ? (uintptr_t)act->sa_sigaction
+						   : (uintptr_t)act->sa_handler;
+
+	program_action_write(h, act->sa_flags, &act->sa_mask);
+	note_disposition(LEVER_SIGNAL, act);
+}
+
+/* ---- interface to the rest of the runtime ---- */
+
+void signals_protect_set(sigset_t *set)
+{
+	sigdelset(set, LEVER_SIGNAL);
+}
+
+bool signals_is_ours(int sig)
+{
+	return sig == LEVER_SIGNAL;
+}
+
+/* The program's view of LEVER_SIGNAL in this thread's mask, and a signal it holds back. */
+static __thread volatile sig_atomic_t program_blocked __attribute__((tls_model("initial-exec")));
+static __thread volatile sig_atomic_t forward_pending __attribute__((tls_model("initial-exec")));
+static __thread siginfo_t forward_info __attribute__((tls_model("initial-exec")));
+
+/* What the default action of our signal does: terminate, as without lever. */
+static void default_action(int sig)
+{
+	struct {
+		uintptr_t handler;
+		unsigned long flags;
+		uintptr_t restorer;
+		unsigned long mask;
+	} dfl = {0};
+	sigset_t unblock;
+
+	syscall(SYS_rt_sigaction, sig, &dfl, NULL, KERNEL_SIGSET_SIZE);
+	sigemptyset(&unblock);
+	sigaddset(&unblock, sig);
+	syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
+	raw_sigprocmask(SIG_UNBLOCK, &unblock, NULL);
+}
+
+/*
+ * Runs the program's action for sig as the kernel would have: with its
+ * sa_mask (and sig, unless SA_NODEFER) blocked, resetting it first if
+ * SA_RESETHAND. Async-signal-safe.
+ */
+static void run_program_action(int sig, siginfo_t *info, void *uctx)
+{
+	struct sigaction act;
+	sigset_t block, old;
+	uintptr_t h;
+	int saved_errno = errno;
+
+	program_action_read(&act);
+	h = (act.sa_flags & SA_SIGINFO) ? (uintptr_t)act.sa_sigaction : (uintptr_t)act.sa_handler;
+	if (h == (uintptr_t)SIG_IGN)
+		return;
+	if (h == (uintptr_t)SIG_DFL) {
+		default_action(sig);
+		errno = saved_errno;
+		return;
+	}
+	if (act.sa_flags & SA_RESETHAND) {
+		program_action_write((uintptr_t)SIG_DFL, 0, NULL);
+		atomic_fetch_and(&program_handled, ~sig_bit(sig));
+	}
+	block = act.sa_mask;
+	if (!(act.sa_flags & SA_NODEFER))
+		sigaddset(&block, sig);
+	raw_sigprocmask(SIG_BLOCK, &block, &old);
+	errno = saved_errno;
+	if (act.sa_flags & SA_SIGINFO)
+		act.sa_sigaction(sig, info, uctx);
+	else
+		act.sa_handler(sig);
+	saved_errno = errno;
+	raw_sigprocmask(SIG_SETMASK, &old, NULL);
+	errno = saved_errno;
+}
+
+/* Called by lever's handler for a LEVER_SIGNAL that lever did not send. */
+void signals_forward(int sig, siginfo_t *info, void *uctx)
+{
+	if (sig != LEVER_SIGNAL)
+		return;
+	if (program_blocked) {
+		/* Held back until the program unblocks it; standard signals do not queue. */
+		if (!forward_pending) {
+			forward_info = *info;
+			atomic_signal_fence(memory_order_seq_cst);
+			forward_pending = 1;
+		}
+		return;
+	}
+	run_program_action(sig, info, uctx);
+}
+
+/* Takes the held-back signal, if any. Call with program_blocked set (no forward can race). */
+static bool take_pending(siginfo_t *info)
+{
+	if (!forward_pending)
+		return false;
+	if (info)
+		*info = forward_info;
+	atomic_signal_fence(memory_order_seq_cst);
+	forward_pending = 0;
+	return true;
+}
+
+/*
+ * Sets the program's view; when it becomes unblocked, delivers what was held
+ * back. Returns whether it delivered one.
+ */
+static bool set_program_blocked(bool blocked)
+{
+	siginfo_t info;
+	ucontext_t uc;
+
+	atomic_signal_fence(memory_order_seq_cst);
+	program_blocked = blocked;
+	atomic_signal_fence(memory_order_seq_cst);
+	/*
+	 * Once the view is "unblocked" signals_forward no longer touches the
+	 * pending slot, so reading it here cannot race with the handler.
+	 */
+	if (blocked || !forward_pending)
+		return false;
+	info = forward_info;
+	forward_pending = 0;
+	getcontext(&uc);
+	run_program_action(LEVER_SIGNAL, &info, &uc);
+	return true;
+}
+
+/* ---- installing handlers ---- */
+
+static int do_sigaction(int sig, const struct sigaction *act, struct sigaction *oldact,
+			const void *ra)
+{
+	__typeof__(&sigaction) real = real_sigaction();
+	struct sigaction copy, old;
+	int r;
+
+	if (!real) {
+		errno = EAGAIN;
+		return -1;
+	}
+	if (in_lever(ra))
+		return real(sig, act, oldact);
+	if (sig == LEVER_SIGNAL) {
+		program_action_read(&old);
+		if (lever_owns_signal()) {
+			if (act)
+				program_action_store(act);
+			if (oldact)
+				*oldact = old;
+			return 0;
+		}
+		/* Not ours now: install, but remember it in case we take the signal later. */
+		r = real(sig, act, oldact);
+		if (r == 0 && act)
+			program_action_store(act);
+		if (r == 0 && oldact) {
+			uintptr_t h = (oldact->sa_flags & SA_SIGINFO)
+					  ? (uintptr_t)oldact->sa_sigaction
+					  : (uintptr_t)oldact->sa_handler;
+			if (in_lever((const void *)h))
+				*oldact = old; /* lever's handler is still there: hide it */
+		}
+		return r;
+	}
+	if (act && lever_owns_signal() && sigismember(&act->sa_mask, LEVER_SIGNAL) == 1) {
+		copy = *act;
+		sigdelset(&copy.sa_mask, LEVER_SIGNAL);
+		act = &copy;
+	}
+	r = real(sig, act, oldact);
+	if (r == 0 && act)
+		note_disposition(sig, act);
+	return r;
+}
+
+LEVER_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
+{
+	return do_sigaction(sig, act, oldact, CALLER());
+}
+
+LEVER_EXPORT int __sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
+{
+	return do_sigaction(sig, act, oldact, CALLER());
+}
+
+/* signal() with BSD semantics (glibc's default), or System V ones. */
+static sighandler_t install_handler(int sig, sighandler_t handler, bool sysv, const void *ra)
+{
+	struct sigaction act, old;
+
+	if (handler == SIG_ERR || sig < 1 || sig >= NSIG) {
+		errno = EINVAL;
+		return SIG_ERR;
+	}
+	memset(&act, 0, sizeof(act));
+	act.sa_handler = handler;
+	sigemptyset(&act.sa_mask);
+	if (sysv) {
+		act.sa_flags = SA_RESETHAND | SA_NODEFER;
+	} else {
+		sigaddset(&act.sa_mask, sig);
+		if (!(atomic_load(&program_interrupting) & sig_bit(sig)))
+			act.sa_flags = SA_RESTART;
+	}
+	if (do_sigaction(sig, &act, &old, ra) < 0)
+		return SIG_ERR;
+	return old.sa_handler;
+}
+
+LEVER_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+	return install_handler(sig, handler, false, CALLER());
+}
+
+LEVER_EXPORT sighandler_t bsd_signal(int sig, sighandler_t handler)
+{
+	return install_handler(sig, handler, false, CALLER());
+}
+
+LEVER_EXPORT sighandler_t ssignal(int sig, sighandler_t handler)
+{
+	return install_handler(sig, handler, false, CALLER());
+}
+
+LEVER_EXPORT sighandler_t sysv_signal(int sig, sighandler_t handler)
+{
+	return install_handler(sig, handler, true, CALLER());
+}
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+LEVER_EXPORT int siginterrupt(int sig, int flag)
+{
+	__typeof__(&siginterrupt) real = real_siginterrupt();
+	struct sigaction act;
+
+	if (sig < 1 || sig >= NSIG) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (flag)
+		atomic_fetch_or(&program_interrupting, sig_bit(sig));
+	else
+		atomic_fetch_and(&program_interrupting, ~sig_bit(sig));
+	if (sig == LEVER_SIGNAL || !real) {
+		/* Change SA_RESTART of the (stored, for our signal) action. */
+		if (do_sigaction(sig, NULL, &act, CALLER()) < 0)
+			return -1;
+		if (flag)
+			act.sa_flags &= ~SA_RESTART;
+		else
+			act.sa_flags |= SA_RESTART;
+		return do_sigaction(sig, &act, NULL, CALLER());
+	}
+	return real(sig, flag);
+}
+#pragma GCC diagnostic pop
+
+/* ---- masks ---- */
+
+/*
+ * Applies a mask change for the program. Returns 0 or an error number. While
+ * lever owns its signal, the kernel mask never gets it; the program's view is
+ * kept in program_blocked and reported in old.
+ */
+static int change_mask(int how, const sigset_t *set, sigset_t *old, const void *ra, bool per_thread)
+{
+	__typeof__(&pthread_sigmask) real_pt = real_pthread_sigmask();
+	__typeof__(&sigprocmask) real_sp = real_sigprocmask();
+	bool owned = !in_lever(ra) && lever_owns_signal();
+	bool was_blocked = program_blocked;
+	int want = -1; /* new view: -1 unchanged, 0 unblocked, 1 blocked */
+	sigset_t copy;
+	int saved = errno;
+	int r;
+
+	set = LAUNDER(set);
+	if (set && owned && sigismember(set, LEVER_SIGNAL) == 1) {
+		if (how == SIG_BLOCK || how == SIG_SETMASK)
+			want = 1;
+		else if (how == SIG_UNBLOCK)
+			want = 0;
+		copy = *set;
+		sigdelset(&copy, LEVER_SIGNAL);
+		set = &copy;
+	} else if (set && owned && how == SIG_SETMASK) {
+		want = 0;
+	}
+	if (per_thread && real_pt) {
+		r = real_pt(how, set, old);
+	} else if (!per_thread && real_sp) {
+		r = real_sp(how, set, old) < 0 ? errno : 0;
+	} else {
+		r = raw_sigprocmask(how, set, old) < 0 ? errno : 0;
+	}
+	errno = saved;
+	if (r != 0)
+		return r;
+	if (old && owned && was_blocked)
+		sigaddset(old, LEVER_SIGNAL);
+	if (want >= 0 && want != was_blocked)
+		(void)set_program_blocked(want);
+	return 0;
+}
+
+static int do_sigprocmask(int how, const sigset_t *set, sigset_t *old, const void *ra)
+{
+	int r = change_mask(how, set, old, ra, false);
+
+	if (r) {
+		errno = r;
+		return -1;
+	}
+	return 0;
+}
+
+LEVER_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	return do_sigprocmask(how, set, old, CALLER());
+}
+
+LEVER_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	return change_mask(how, set, old, CALLER(), true);
+}
+
+/* The BSD interface: an int mask where bit sig-1 stands for sig. */
+static int bsd_mask(int how, int mask, const void *ra)
+{
+	sigset_t set, old;
+	int result = 0;
+
+	sigemptyset(&set);
+	for (int sig = 1; sig <= 32; sig++)
+		if (mask & (1u << (sig - 1)))
+			sigaddset(&set, sig);
+	if (do_sigprocmask(how, &set, &old, ra) < 0)
+		return -1;
+	for (int sig = 1; sig <= 32; sig++)
+		if (sigismember(&old, sig) == 1)
+			result |= 1u << (sig - 1);
+	return result;
+}
+
+LEVER_EXPORT int sigblock(int mask)
+{
+	return bsd_mask(SIG_BLOCK, mask, CALLER());
+}
+
+LEVER_EXPORT int sigsetmask(int mask)
+{
+	return bsd_mask(SIG_SETMASK, mask, CALLER());
+}
+
+/* ---- the System V interface ---- */
+
+LEVER_EXPORT int sighold(int sig)
+{
+	sigset_t set;
+
+	if (sigemptyset(&set) < 0 || sigaddset(&set, sig) < 0)
+		return -1;
+	return do_sigprocmask(SIG_BLOCK, &set, NULL, CALLER());
+}
+
+LEVER_EXPORT int sigignore(int sig)
+{
+	struct sigaction act;
+
+	memset(&act, 0, sizeof(act));
+	act.sa_handler = SIG_IGN;
+	sigemptyset(&act.sa_mask);
+	return do_sigaction(sig, &act, NULL, CALLER());
+}
+
+LEVER_EXPORT sighandler_t sigset(int sig, sighandler_t disp)
+{
+	const void *ra = CALLER();
+	struct sigaction act, old;
+	sigset_t set, prev;
+
+	if (sig < 1 || sig >= NSIG || disp == SIG_ERR) {
+		errno = EINVAL;
+		return SIG_ERR;
+	}
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	if (disp == SIG_HOLD) {
+		if (do_sigprocmask(SIG_BLOCK, &set, &prev, ra) < 0 ||
+		    do_sigaction(sig, NULL, &old, ra) < 0)
+			return SIG_ERR;
+	} else {
+		memset(&act, 0, sizeof(act));
+		act.sa_handler = disp;
+		sigemptyset(&act.sa_mask);
+		if (do_sigaction(sig, &act, &old, ra) < 0 ||
+		    do_sigprocmask(SIG_UNBLOCK, &set, &prev, ra) < 0)
+			return SIG_ERR;
+	}
+	return sigismember(&prev, sig) == 1 ? SIG_HOLD : old.sa_handler;
+}
+
+/* ---- waiting for signals: blocking calls ---- */
+
+static bool block_prologue(const void *ra)
+{
+	struct thread_state *t;
+	int saved = errno;
+
+	if (in_lever(ra))
+		return false;
+	t = runtime_enter();
+	if (!t)
+		return false;
+	delays_pre_block(t);
+	runtime_leave(t);
+	errno = saved;
+	return true;
+}
+
+static void block_epilogue(bool armed, bool woken)
+{
+	struct thread_state *t;
+	int saved = errno;
+
+	if (!armed)
+		return;
+	t = runtime_enter();
+	if (t) {
+		delays_post_block(t, woken);
+		runtime_leave(t);
+	}
+	errno = saved;
+}
+
+/*
+ * After EINTR: could one of the program's own handlers have run, given the
+ * signals that were deliverable (not in blocked)? If not, it was lever's.
+ */
+static bool program_may_have_been_interrupted(const sigset_t *blocked)
+{
+	uint64_t handled = atomic_load(&program_handled);
+
+	for (int sig = 1; sig <= 64 && handled; sig++) {
+		if ((handled & sig_bit(sig)) && sigismember(blocked, sig) != 1)
+			return true;
+		handled &= ~sig_bit(sig);
+	}
+	return false;
+}
+
+static int64_t timespec_ns(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * (int64_t)NSEC_PER_SEC + ts->tv_nsec;
+}
+
+static int timed_wait_signal(const sigset_t *set, siginfo_t *info, const struct timespec *timeout,
+			     const void *ra)
+{
+	__typeof__(&sigtimedwait) real = real_sigtimedwait();
+	bool owned = !in_lever(ra) && lever_owns_signal();
+	bool wants_ours = false;
+	sigset_t copy, current;
+	siginfo_t local;
+	struct timespec left, *tsp = NULL;
+	int64_t deadline = 0;
+	bool armed;
+	int r;
+
+	if (!info)
+		info = &local;
+	set = LAUNDER(set);
+	if (set && owned && sigismember(set, LEVER_SIGNAL) == 1) {
+		/* The program waits for its own SIGPROF: one may be held back already. */
+		wants_ours = program_blocked;
+		if (wants_ours && take_pending(info))
+			return LEVER_SIGNAL;
+		copy = *set;
+		sigdelset(&copy, LEVER_SIGNAL);
+		set = &copy;
+	}
+	if (timeout) {
+		deadline = (int64_t)time_monotonic_ns() + timespec_ns(timeout);
+		left = *timeout;
+		tsp = &left;
+	}
+	armed = block_prologue(ra);
+	for (;;) {
+		if (real)
+			r = real(set, info, tsp);
+		else
+			r = (int)syscall(SYS_rt_sigtimedwait, set, info, tsp, KERNEL_SIGSET_SIZE);
+		if (r >= 0 || errno != EINTR || !owned)
+			break;
+		if (wants_ours && take_pending(info)) {
+			r = LEVER_SIGNAL;
+			break;
+		}
+		raw_sigprocmask(SIG_BLOCK, NULL, &current);
+		if (program_blocked)
+			sigaddset(&current, LEVER_SIGNAL);
+		if (program_may_have_been_interrupted(&current))
+			break;
+		if (tsp) {
+			int64_t rest = deadline - (int64_t)time_monotonic_ns();
+
+			if (rest <= 0) {
+				errno = EAGAIN;
+				break;
+			}
+			left.tv_sec = rest / (int64_t)NSEC_PER_SEC;
+			left.tv_nsec = rest % (int64_t)NSEC_PER_SEC;
+		}
+	}
+	block_epilogue(armed, r > 0 && info->si_code <= 0 && info->si_pid == getpid());
+	return r;
+}
+
+LEVER_EXPORT int sigwaitinfo(const sigset_t *set, siginfo_t *info)
+{
+	return timed_wait_signal(set, info, NULL, CALLER());
+}
+
+LEVER_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
+{
+	return timed_wait_signal(set, info, timeout, CALLER());
+}
+
+/* sigwait never fails with EINTR: wait again, as glibc does. */
+LEVER_EXPORT int sigwait(const sigset_t *set, int *sig)
+{
+	const void *ra = CALLER();
+	siginfo_t info;
+	int saved = errno;
+	int r;
+
+	do
+		r = timed_wait_signal(set, &info, NULL, ra);
+	while (r < 0 && errno == EINTR);
+	if (r < 0) {
+		r = errno;
+		errno = saved;
+		return r;
+	}
+	*sig = r;
+	errno = saved;
+	return 0;
+}
+
+LEVER_EXPORT int sigsuspend(const sigset_t *mask)
+{
+	__typeof__(&sigsuspend) real = real_sigsuspend();
+	const void *ra = CALLER();
+	bool owned = !in_lever(ra) && lever_owns_signal();
+	bool view = program_blocked;
+	const sigset_t *asked;
+	sigset_t copy;
+	bool armed;
+	int r;
+
+	asked = mask = LAUNDER(mask);
+	if (!mask || !owned)
+		return real ? real(mask)
+			    : (int)syscall(SYS_rt_sigsuspend, mask, KERNEL_SIGSET_SIZE);
+	copy = *mask;
+	sigdelset(&copy, LEVER_SIGNAL);
+	mask = &copy;
+	/* While suspended the program's view is that of the mask it passed. */
+	if (set_program_blocked(sigismember(asked, LEVER_SIGNAL) == 1)) {
+		/* A held-back SIGPROF was just delivered: that ends the wait. */
+		set_program_blocked(view);
+		errno = EINTR;
+		return -1;
+	}
+	armed = block_prologue(ra);
+	for (;;) {
+		if (real)
+			r = real(mask);
+		else
+			r = (int)syscall(SYS_rt_sigsuspend, mask, KERNEL_SIGSET_SIZE);
+		/* It returns only after a handler ran; if none of the program's could, ours did. */
+		if (errno != EINTR || program_may_have_been_interrupted(asked))
+			break;
+	}
+	block_epilogue(armed, false);
+	set_program_blocked(view);
+	return r;
+}
