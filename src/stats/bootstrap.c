@@ -28,17 +28,23 @@ static int compare_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Jackknife deviations of one group, added to the sums for the acceleration. */
+/*
+ * Jackknife influence values of one group, added to the sums for the
+ * acceleration; several groups are weighted as Efron & Tibshirani (15.36)
+ * and SciPy do: U_i = (n - 1)(mean - jack_i), sums of U^2 / n^2 and U^3 / n^3.
+ */
 static void acceleration_add(const double *jack, size_t n, double *sum2, double *sum3)
 {
-	double mean = stats_mean(jack, n);
+	double mean = stats_mean(jack, n), f = (double)(n - 1) / (double)n, s2 = 0.0, s3 = 0.0;
 
 	for (size_t i = 0; i < n; i++) {
 		double d = mean - jack[i];
 
-		*sum2 += d * d;
-		*sum3 += d * d * d;
+		s2 += d * d;
+		s3 += d * d * d;
 	}
+	*sum2 += f * f * s2;
+	*sum3 += f * f * f * s3;
 }
 
 static double acceleration_of(double sum2, double sum3)

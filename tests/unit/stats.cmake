@@ -6,3 +6,9 @@ lever_unit_test(test_stats_asplos13
   SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_stats_asplos13.c
           ${CMAKE_SOURCE_DIR}/tests/unit/test_stats_asplos13_data.c
   LIBS lever_stats lever_base m)
+lever_unit_test(test_stats
+  SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_stats.c
+  LIBS lever_stats lever_base m)
+lever_unit_test(test_stats_samples
+  SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_stats_samples.c
+  LIBS lever_stats lever_base m)
