@@ -64,6 +64,11 @@ struct line_table {
 	char **files; /* canonical absolute source paths */
 	size_t n_files;
 	char debug_path[4096]; /* the file the DWARF came from */
+	/*
+	 * Parallel to lines: the lowest address of a statement row of each
+	 * line, 0 if it has none. May be NULL in a table built by hand.
+	 */
+	uint64_t *line_stmt_addrs;
 };
 
 /* Decides whether a source file (canonical absolute path) is in scope. */
