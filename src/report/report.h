@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * report: output helpers shared by lever's commands — human-readable
+ * numbers, text/Markdown/CSV/HTML tables, a streaming JSON writer, and
+ * self-contained HTML pages with SVG charts (distributions, Q-Q plots).
+ * Everything writes to a FILE *; nothing here decides what to report.
+ */
+#ifndef LEVER_REPORT_H
+#define LEVER_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* ------------------------------------------------------------ numbers */
+
+/*
+ * A unit for showing times given in seconds: "s", "ms", "us" or "ns", chosen
+ * so that `seconds` shows as 1..999; *scale multiplies seconds into it.
+ */
+const char *report_time_unit(double seconds, double *scale);
+/* "123.4 ms" (4 significant digits), or "n/a" for NaN. */
+char *report_format_time(double seconds, char *buf, size_t size);
+/* The same, in a given unit and scale (to show several values alike). */
+char *report_format_time_in(double seconds, const char *unit, double scale, char *buf, size_t size);
+/* "12.3 MiB" */
+char *report_format_bytes(double bytes, char *buf, size_t size);
+/* A p-value: "0.0023", "0.41", or "3.1e-07" below 1e-4; "n/a" for NaN. */
+char *report_format_p(double p, char *buf, size_t size);
+
+/* ------------------------------------------------------------ tables */
+
+enum report_align { REPORT_LEFT, REPORT_RIGHT };
+
+struct report_table;
+struct report_table *report_table_new(size_t n_columns, const char *const *headers);
+void report_table_align(struct report_table *t, size_t column, enum report_align align);
+/* Start a row, then fill its cells left to right (missing cells are empty). */
+int report_table_row(struct report_table *t);
+int report_table_cell(struct report_table *t, const char *text);
+int report_table_cellf(struct report_table *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+size_t report_table_rows(const struct report_table *t);
+/* Aligned columns for a terminal, each line prefixed by indent. */
+void report_table_print_text(const struct report_table *t, FILE *f, const char *indent);
+void report_table_print_markdown(const struct report_table *t, FILE *f);
+void report_table_print_csv(const struct report_table *t, FILE *f);
+void report_table_print_html(const struct report_table *t, FILE *f);
+void report_table_free(struct report_table *t);
+
+/* Quote a CSV field when needed (RFC 4180). */
+void report_csv_field(FILE *f, const char *s);
+
+/* ------------------------------------------------------------ JSON */
+
+#define REPORT_JSON_MAX_DEPTH 32
+
+struct report_json {
+	FILE *f;
+	int depth;
+	bool need_comma[REPORT_JSON_MAX_DEPTH];
+	bool after_key;
+};
+void report_json_init(struct report_json *j, FILE *f);
+void report_json_object_begin(struct report_json *j);
+void report_json_object_end(struct report_json *j);
+void report_json_array_begin(struct report_json *j);
+void report_json_array_end(struct report_json *j);
+void report_json_key(struct report_json *j, const char *key);
+void report_json_string(struct report_json *j, const char *s);
+/* Non-finite numbers are written as null (JSON has no NaN). */
+void report_json_number(struct report_json *j, double v);
+void report_json_integer(struct report_json *j, long long v);
+void report_json_bool(struct report_json *j, bool v);
+void report_json_null(struct report_json *j);
+void report_json_number_array(struct report_json *j, const double *v, size_t n);
+/* key + value in one call */
+void report_json_kv_string(struct report_json *j, const char *key, const char *s);
+void report_json_kv_number(struct report_json *j, const char *key, double v);
+void report_json_kv_integer(struct report_json *j, const char *key, long long v);
+void report_json_kv_bool(struct report_json *j, const char *key, bool v);
+/* Ends with a newline after the outermost value. */
+void report_json_finish(struct report_json *j);
+
+/* ------------------------------------------------------------ HTML and SVG */
+
+/* One self-contained page: inline CSS, no scripts, no external resources. */
+void report_html_begin(FILE *f, const char *title);
+void report_html_end(FILE *f);
+void report_html_escape(FILE *f, const char *s);
+/* <hN>text</hN> and <p>text</p>, escaped; report_html_pre keeps line breaks. */
+void report_html_heading(FILE *f, int level, const char *text);
+void report_html_paragraph(FILE *f, const char *text);
+void report_html_pre(FILE *f, const char *text);
+
+/* A named set of values for a chart. */
+struct report_series {
+	const char *name;
+	const double *values;
+	size_t n;
+};
+
+/*
+ * Distributions on a shared horizontal axis: each series as a box plot
+ * (quartiles, whiskers to 1.5 IQR) over its jittered points. Values are
+ * shown times `scale` with `unit` on the axis (e.g. seconds as ms).
+ */
+void report_svg_distribution(FILE *f, const struct report_series *series, size_t k, double scale,
+			     const char *unit);
+/*
+ * Normal Q-Q plot as in the Stabilizer paper (Fig. 5): each series is
+ * centred on its mean and divided by reference_sd (the paper uses the SD of
+ * the re-randomized runs; NaN = the SD of the first series); theoretical
+ * normal quantiles on x, the scaled samples on y, and for each series a
+ * reference line through 0 with slope sd / reference_sd.
+ */
+void report_svg_qq(FILE *f, const struct report_series *series, size_t k, double reference_sd);
+
+#endif
