@@ -110,6 +110,19 @@ for sampler in perf timer; do
 	done
 done
 
+# ---- preloaded but idle (no LEVER_CAUSAL_ACTIVE): every interposer passes through ----
+for p in sigprof_handler rwlock_barrier_sem cxx_threads; do
+	dir=$tmp/idle-$p
+	mkdir -p "$dir"
+	(cd "$dir" && LD_PRELOAD=$runtime timeout 60 "$progs/$p" >out 2>err)
+	rc=$?
+	if [ $rc != 0 ] || ! cmp -s "$dir/out" "$tmp/$p-perf/bare.out" || [ -e "$dir/profile.coz" ]; then
+		fail "$p with the runtime preloaded but idle: status $rc, output or profile differs"
+	else
+		echo "ok $p with the runtime preloaded but idle"
+	fi
+done
+
 # ---- fork_exec and --follow-children ----
 follow_check() { # FOLLOW
 	local follow=$1 dir=$tmp/follow-$1

@@ -606,7 +606,8 @@ LEVER_EXPORT int pthread_kill(pthread_t thread, int sig)
 
 	if (!real)
 		return EAGAIN;
-	wake_prologue(CALLER());
+	if (sig != 0)
+		wake_prologue(CALLER());
 	return real(thread, sig);
 }
 
@@ -616,7 +617,8 @@ LEVER_EXPORT int pthread_sigqueue(pthread_t thread, int sig, const union sigval 
 
 	if (!real)
 		return EAGAIN;
-	wake_prologue(CALLER());
+	if (sig != 0)
+		wake_prologue(CALLER());
 	return real(thread, sig, value);
 }
 

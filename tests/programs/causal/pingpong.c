@@ -7,14 +7,19 @@
  * by 50% 1 - 2.5/3 = 17% faster. A causal profile gets these numbers only if
  * each thread pays its delays before waking the other and the woken thread
  * skips the delays added while it slept (paper §3.4.1): used by
- * causal_sync_accounting.
+ * causal_sync_accounting. With "spin", the turns are passed through an
+ * atomic variable polled with sched_yield instead, which lever cannot see:
+ * then each thread runs all the time and must pay every pause itself.
  *
- * Usage: pingpong [ROUNDS [UNIT]]
+ * Usage: pingpong [ROUNDS [UNIT [spin]]]
  */
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <lever.h>
 
@@ -22,7 +27,8 @@ static unsigned rounds = 800;
 static unsigned unit = 200000;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
-static int turn; /* 0: A's turn, 1: B's */
+static atomic_int turn; /* 0: A's turn, 1: B's */
+static int spin;
 static uint64_t result_a, result_b;
 
 __attribute__((noinline)) static uint64_t work_a(uint64_t x)
@@ -41,6 +47,11 @@ __attribute__((noinline)) static uint64_t work_b(uint64_t x)
 
 static void wait_turn(int me)
 {
+	if (spin) {
+		while (atomic_load(&turn) != me)
+			sched_yield();
+		return;
+	}
 	pthread_mutex_lock(&lock);
 	while (turn != me)
 		pthread_cond_wait(&changed, &lock);
@@ -49,6 +60,10 @@ static void wait_turn(int me)
 
 static void pass_turn(int to)
 {
+	if (spin) {
+		atomic_store(&turn, to);
+		return;
+	}
 	pthread_mutex_lock(&lock);
 	turn = to;
 	pthread_cond_signal(&changed);
@@ -74,6 +89,7 @@ int main(int argc, char **argv)
 		rounds = (unsigned)strtoul(argv[1], NULL, 10);
 	if (argc > 2)
 		unit = (unsigned)strtoul(argv[2], NULL, 10);
+	spin = argc > 3 && strcmp(argv[3], "spin") == 0;
 	pthread_create(&b, NULL, player_b, NULL);
 	for (unsigned r = 0; r < rounds; r++) {
 		wait_turn(0);
