@@ -67,9 +67,7 @@ char *report_format_p(double p, char *buf, size_t size)
 		snprintf(buf, size, "n/a");
 	else if (p < 1e-4)
 		snprintf(buf, size, "%.1e", p);
-	else if (p < 0.01)
-		snprintf(buf, size, "%.4f", p);
 	else
-		snprintf(buf, size, "%.3f", p);
+		snprintf(buf, size, "%.3g", p);
 	return buf;
 }

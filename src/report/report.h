@@ -25,7 +25,7 @@ char *report_format_time(double seconds, char *buf, size_t size);
 char *report_format_time_in(double seconds, const char *unit, double scale, char *buf, size_t size);
 /* "12.3 MiB" */
 char *report_format_bytes(double bytes, char *buf, size_t size);
-/* A p-value: "0.0023", "0.41", or "3.1e-07" below 1e-4; "n/a" for NaN. */
+/* A p-value to 3 significant digits: "0.0898", "0.41", "3.1e-07" (below 1e-4); "n/a" for NaN. */
 char *report_format_p(double p, char *buf, size_t size);
 
 /* ------------------------------------------------------------ tables */

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* Options shared by lever bench and lever compare (run counts, prepare, randomization). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/bench_common.h"
+
+enum {
+	OPT_MIN_TIME = 0x100,
+	OPT_RANDOMIZE,
+	OPT_SHOW_OUTPUT,
+	OPT_NO_PROGRESS,
+	OPT_SEED,
+};
+
+const struct option bench_long_options[] = {
+    {"warmup", required_argument, NULL, 'w'},
+    {"min-runs", required_argument, NULL, 'm'},
+    {"max-runs", required_argument, NULL, 'M'},
+    {"runs", required_argument, NULL, 'n'},
+    {"min-time", required_argument, NULL, OPT_MIN_TIME},
+    {"prepare", required_argument, NULL, 'p'},
+    {"cleanup", required_argument, NULL, 'c'},
+    {"randomize", required_argument, NULL, OPT_RANDOMIZE},
+    {"ignore-failure", no_argument, NULL, 'i'},
+    {"show-output", no_argument, NULL, OPT_SHOW_OUTPUT},
+    {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {NULL, 0, NULL, 0},
+};
+
+void bench_options_init(struct bench_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->min_runs = 10;
+	o->min_time = 3.0;
+	o->randomize_env = true;
+	o->progress = true;
+	o->seed = time_realtime_ns() ^ ((uint64_t)getpid() << 32);
+}
+
+static int bad_value(const char *command, const char *option, const char *arg, const char *want)
+{
+	fprintf(stderr, "%s: %s '%s': %s\n", command, option, arg, want);
+	fprintf(stderr, "Run '%s --help' for usage.\n", command);
+	return EXIT_USAGE;
+}
+
+static bool parse_count(const char *text, size_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!text || !*text || strchr("+- ", *text))
+		return false;
+	errno = 0;
+	v = strtoull(text, &end, 10);
+	if (errno || *end || v > 100000000ULL)
+		return false;
+	*out = (size_t)v;
+	return true;
+}
+
+static const char *const unavailable[][2] = {
+    {"heap", "needs the Stabilizer runtime's shuffling heap"},
+    {"code", "needs the Stabilizer runtime's function relocation (lever cc)"},
+    {"stack", "needs the Stabilizer runtime's stack pads (lever cc)"},
+    {"link", "needs randomized link order (lever cc)"},
+};
+
+/* --randomize=env,heap,...: only env (and none) are implemented today. */
+static int parse_randomize(struct bench_options *o, const char *command, const char *arg)
+{
+	char *copy = strdup(arg), *save = NULL;
+	int rc = 1;
+
+	if (!copy)
+		return EXIT_USAGE;
+	o->randomize_env = false;
+	for (char *tok = strtok_r(copy, ",", &save); tok && rc == 1;
+	     tok = strtok_r(NULL, ",", &save)) {
+		bool known = false;
+
+		if (strcmp(tok, "env") == 0) {
+			o->randomize_env = true;
+			continue;
+		}
+		if (strcmp(tok, "none") == 0)
+			continue;
+		for (size_t i = 0; i < sizeof(unavailable) / sizeof(unavailable[0]); i++) {
+			if (strcmp(tok, unavailable[i][0]) == 0) {
+				fprintf(stderr,
+					"%s: --randomize=%s is not available yet: it %s, which "
+					"lever does not have yet. Only 'env' (environment size) "
+					"works today.\n",
+					command, tok, unavailable[i][1]);
+				known = true;
+				rc = EXIT_USAGE;
+			}
+		}
+		if (!known)
+			rc = bad_value(command, "--randomize", tok,
+				       "expected env, heap, code, stack, link or none");
+	}
+	free(copy);
+	return rc;
+}
+
+int bench_options_parse(struct bench_options *o, const char *command, int c, const char *arg)
+{
+	size_t n;
+	uint64_t ns;
+
+	switch (c) {
+	case 'w':
+		if (!parse_count(arg, &o->warmup))
+			return bad_value(command, "--warmup", arg, "not a count");
+		return 1;
+	case 'm':
+		if (!parse_count(arg, &n) || n < 2)
+			return bad_value(command, "--min-runs", arg, "need a count of at least 2");
+		o->min_runs = n;
+		return 1;
+	case 'M':
+		if (!parse_count(arg, &n) || n < 2)
+			return bad_value(command, "--max-runs", arg, "need a count of at least 2");
+		o->max_runs = n;
+		return 1;
+	case 'n':
+		if (!parse_count(arg, &n) || n < 2)
+			return bad_value(command, "--runs", arg, "need a count of at least 2");
+		o->min_runs = o->max_runs = n;
+		return 1;
+	case OPT_MIN_TIME:
+		if (!(strtod(arg, NULL) <= 1e7) || !time_parse_duration(arg, NSEC_PER_SEC, &ns))
+			return bad_value(command, "--min-time", arg, "not a duration");
+		o->min_time = (double)ns / 1e9;
+		return 1;
+	case 'p':
+		o->prepare = arg;
+		return 1;
+	case 'c':
+		o->cleanup = arg;
+		return 1;
+	case OPT_RANDOMIZE:
+		return parse_randomize(o, command, arg);
+	case 'i':
+		o->ignore_failure = true;
+		return 1;
+	case OPT_SHOW_OUTPUT:
+		o->show_output = true;
+		return 1;
+	case OPT_NO_PROGRESS:
+		o->progress = false;
+		return 1;
+	case OPT_SEED: {
+		char *end;
+
+		errno = 0;
+		o->seed = strtoull(arg, &end, 0);
+		if (errno || !*arg || *end)
+			return bad_value(command, "--seed", arg, "not a number");
+		return 1;
+	}
+	}
+	return 0;
+}

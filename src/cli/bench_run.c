@@ -1,0 +1,418 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * Running commands for lever bench and lever compare: command strings to
+ * argv, one measured run (fork, execvpe, wait4 for user/system time and
+ * peak RSS), the randomized environment offset, prepare and cleanup
+ * commands, the measuring loop (interleaved across commands) and the
+ * progress bar.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/bench_common.h"
+
+extern char **environ;
+
+#define ENV_OFFSET_VAR "LEVER_RANDOMIZED_ENVIRONMENT_OFFSET"
+#define ENV_OFFSET_MAX 4096
+#define ITERATION_VAR  "LEVER_BENCH_ITERATION"
+
+/* ------------------------------------------------------------ commands */
+
+static bool has_shell_syntax(const char *s)
+{
+	return strpbrk(s, "|&;<>()$`*?[]{}~!#=\n") != NULL;
+}
+
+static int push_word(struct bench_command *c, size_t *n, char *word)
+{
+	char **grown = realloc(c->argv, (*n + 2) * sizeof(*grown));
+
+	if (!grown) {
+		free(word);
+		return -1;
+	}
+	c->argv = grown;
+	c->argv[(*n)++] = word;
+	c->argv[*n] = NULL;
+	return 0;
+}
+
+/* Split text into words honouring quotes; -1 on unbalanced quotes or no memory. */
+static int split_words(struct bench_command *c, const char *text)
+{
+	size_t n = 0, len = strlen(text);
+	char *word = malloc(len + 1);
+	size_t w = 0;
+	bool in_word = false;
+	char quote = 0;
+
+	if (!word)
+		return -1;
+	for (const char *p = text;; p++) {
+		if (!quote && (*p == '\0' || *p == ' ' || *p == '\t')) {
+			if (in_word) {
+				word[w] = '\0';
+				if (push_word(c, &n, strdup(word)))
+					break;
+				w = 0;
+				in_word = false;
+			}
+			if (*p == '\0') {
+				free(word);
+				return n ? 0 : -1;
+			}
+			continue;
+		}
+		if (*p == '\0')
+			break; /* unbalanced quote */
+		in_word = true;
+		if (quote ? *p == quote : (*p == '\'' || *p == '"')) {
+			quote = quote ? 0 : *p;
+		} else if (*p == '\\' && quote != '\'' && p[1]) {
+			word[w++] = *++p;
+		} else {
+			word[w++] = *p;
+		}
+	}
+	free(word);
+	return -1;
+}
+
+int bench_command_from_string(struct bench_command *c, const char *text)
+{
+	memset(c, 0, sizeof(*c));
+	c->display = strdup(text);
+	if (!c->display)
+		return -1;
+	if (!has_shell_syntax(text) && split_words(c, text) == 0)
+		return 0;
+	for (size_t i = 0; c->argv && c->argv[i]; i++)
+		free(c->argv[i]);
+	free(c->argv);
+	c->argv = calloc(4, sizeof(*c->argv));
+	if (!c->argv)
+		return -1;
+	c->shell = true;
+	c->argv[0] = strdup("/bin/sh");
+	c->argv[1] = strdup("-c");
+	c->argv[2] = strdup(text);
+	return c->argv[0] && c->argv[1] && c->argv[2] ? 0 : -1;
+}
+
+int bench_command_from_argv(struct bench_command *c, char **argv, int argc)
+{
+	size_t len = 0;
+
+	memset(c, 0, sizeof(*c));
+	c->argv = calloc((size_t)argc + 1, sizeof(*c->argv));
+	if (!c->argv)
+		return -1;
+	for (int i = 0; i < argc; i++) {
+		c->argv[i] = strdup(argv[i]);
+		if (!c->argv[i])
+			return -1;
+		len += strlen(argv[i]) + 1;
+	}
+	c->display = malloc(len + 1);
+	if (!c->display)
+		return -1;
+	c->display[0] = '\0';
+	for (int i = 0; i < argc; i++) {
+		if (i)
+			strcat(c->display, " ");
+		strcat(c->display, argv[i]);
+	}
+	return 0;
+}
+
+void bench_command_free(struct bench_command *c)
+{
+	for (size_t i = 0; c->argv && c->argv[i]; i++)
+		free(c->argv[i]);
+	free(c->argv);
+	free(c->display);
+	memset(c, 0, sizeof(*c));
+}
+
+/* ------------------------------------------------------------ one run */
+
+void bench_session_init(struct bench_session *s, const struct bench_options *o, const char *name)
+{
+	memset(s, 0, sizeof(*s));
+	s->opt = o;
+	s->name = name;
+	rng_seed(&s->rng, o->seed);
+	s->tty = o->progress && isatty(STDERR_FILENO);
+}
+
+/* The environment for one run: ours plus the padding and the iteration number. */
+static char **run_environment(struct bench_session *s, size_t offset, char **pad, char **iter)
+{
+	size_t n = 0, k = 0;
+	char **env;
+
+	while (environ[n])
+		n++;
+	env = calloc(n + 3, sizeof(*env));
+	*pad = malloc(sizeof(ENV_OFFSET_VAR) + offset + 1);
+	*iter = malloc(sizeof(ITERATION_VAR) + 24);
+	if (!env || !*pad || !*iter)
+		return env;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], ENV_OFFSET_VAR "=", sizeof(ENV_OFFSET_VAR)) &&
+		    strncmp(environ[i], ITERATION_VAR "=", sizeof(ITERATION_VAR)))
+			env[k++] = environ[i];
+	if (s->opt->randomize_env) {
+		memcpy(*pad, ENV_OFFSET_VAR "=", sizeof(ENV_OFFSET_VAR));
+		memset(*pad + sizeof(ENV_OFFSET_VAR), 'X', offset);
+		(*pad)[sizeof(ENV_OFFSET_VAR) + offset] = '\0';
+		env[k++] = *pad;
+	}
+	snprintf(*iter, sizeof(ITERATION_VAR) + 24, ITERATION_VAR "=%llu",
+		 (unsigned long long)s->iteration);
+	env[k++] = *iter;
+	env[k] = NULL;
+	return env;
+}
+
+static void child_redirect(bool show_output)
+{
+	int null = open("/dev/null", O_RDWR);
+
+	if (null < 0)
+		return;
+	dup2(null, STDIN_FILENO);
+	if (!show_output) {
+		dup2(null, STDOUT_FILENO);
+		dup2(null, STDERR_FILENO);
+	}
+	if (null > STDERR_FILENO)
+		close(null);
+}
+
+static double timeval_seconds(struct timeval tv)
+{
+	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+/*
+ * fork + execvpe + wait4. An exec failure comes back through a close-on-exec
+ * pipe as the child's errno. Returns 0, or -errno of the fork or exec.
+ */
+static int spawn_and_wait(char **argv, char **env, bool show_output, struct bench_run *r)
+{
+	int pipefd[2], status, child_errno = 0;
+	struct rusage ru;
+	uint64_t t0, t1;
+	pid_t pid;
+
+	if (pipe2(pipefd, O_CLOEXEC))
+		return -errno;
+	fflush(NULL);
+	t0 = time_monotonic_ns();
+	pid = fork();
+	if (pid < 0) {
+		int e = errno;
+
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return -e;
+	}
+	if (pid == 0) {
+		close(pipefd[0]);
+		child_redirect(show_output);
+		execvpe(argv[0], argv, env);
+		child_errno = errno;
+		if (write(pipefd[1], &child_errno, sizeof(child_errno)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
+		;
+	t1 = time_monotonic_ns();
+	if (read(pipefd[0], &child_errno, sizeof(child_errno)) != sizeof(child_errno))
+		child_errno = 0;
+	close(pipefd[0]);
+	if (child_errno)
+		return -child_errno;
+	r->wall = (double)(t1 - t0) / 1e9;
+	r->user = timeval_seconds(ru.ru_utime);
+	r->sys = timeval_seconds(ru.ru_stime);
+	r->max_rss = (double)ru.ru_maxrss * 1024.0;
+	r->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	return 0;
+}
+
+/* A helper shell command (prepare, cleanup); 0 if it succeeded. */
+static int run_helper(struct bench_session *s, const char *what, const char *cmd)
+{
+	char *argv[] = {"/bin/sh", "-c", (char *)cmd, NULL};
+	struct bench_run r;
+	int rc = spawn_and_wait(argv, environ, s->opt->show_output, &r);
+
+	if (rc || r.exit_code) {
+		fprintf(stderr, "%s: the %s command '%s' failed (%s %d)\n", s->name, what, cmd,
+			rc ? "error" : "exit status", rc ? -rc : r.exit_code);
+		return 1;
+	}
+	return 0;
+}
+
+static int run_once(struct bench_session *s, const struct bench_command *c, struct bench_run *r)
+{
+	char *pad = NULL, *iter = NULL, **env;
+	size_t offset = s->opt->randomize_env ? rng_below(&s->rng, ENV_OFFSET_MAX) : 0;
+	int rc;
+
+	if (s->opt->prepare && run_helper(s, "prepare", s->opt->prepare))
+		return 1;
+	env = run_environment(s, offset, &pad, &iter);
+	if (!env || !pad || !iter) {
+		fprintf(stderr, "%s: out of memory\n", s->name);
+		rc = 1;
+		goto out;
+	}
+	rc = spawn_and_wait(c->argv, env, s->opt->show_output, r);
+	s->iteration++;
+	r->env_offset = offset;
+	if (rc) {
+		fprintf(stderr, "%s: cannot run '%s': %s\n", s->name, c->argv[0], strerror(-rc));
+		rc = 1;
+	} else if (r->exit_code && !s->opt->ignore_failure) {
+		fprintf(stderr,
+			"%s: command '%s' failed with exit status %d; use -i/--ignore-failure to "
+			"measure it anyway\n",
+			s->name, c->display, r->exit_code);
+		rc = 1;
+	}
+out:
+	free(env);
+	free(pad);
+	free(iter);
+	return rc;
+}
+
+/* ------------------------------------------------------------ measuring */
+
+static int result_push(struct bench_result *res, const struct bench_run *r)
+{
+	if (res->n == res->capacity) {
+		size_t cap = res->capacity ? res->capacity * 2 : 32;
+		struct bench_run *runs = realloc(res->runs, cap * sizeof(*runs));
+		double *wall;
+
+		if (!runs)
+			return -1;
+		res->runs = runs;
+		wall = realloc(res->wall, cap * sizeof(*wall));
+		if (!wall)
+			return -1;
+		res->wall = wall;
+		res->capacity = cap;
+	}
+	res->runs[res->n] = *r;
+	res->wall[res->n] = r->wall;
+	res->n++;
+	return 0;
+}
+
+void bench_result_free(struct bench_result *r)
+{
+	free(r->runs);
+	free(r->wall);
+	memset(r, 0, sizeof(*r));
+}
+
+/*
+ * Measuring stops when both the run count and the time are reached (or the
+ * run limit is): the bar shows the lesser of the two fractions.
+ */
+static void progress(struct bench_session *s, const char *phase, size_t done, double elapsed)
+{
+	const struct bench_options *o = s->opt;
+	const int width = 30;
+	double frac = fmin(o->min_runs ? (double)done / (double)o->min_runs : 1.0,
+			   o->min_time > 0 ? elapsed / o->min_time : 1.0);
+	int fill;
+
+	if (!s->tty)
+		return;
+	if (o->max_runs)
+		frac = fmax(frac, (double)done / (double)o->max_runs);
+	fill = (int)(fmin(frac, 1.0) * width + 0.5);
+	fprintf(stderr, "\r\033[K  %-10s [%.*s%*s] %zu runs, %.1f s", phase, fill,
+		"##############################", width - fill, "", done, elapsed);
+	fflush(stderr);
+}
+
+static void progress_clear(struct bench_session *s)
+{
+	if (s->tty) {
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+	}
+}
+
+static int warm_up(struct bench_session *s, const struct bench_command *commands, size_t k)
+{
+	struct bench_run r;
+
+	for (size_t w = 0; w < s->opt->warmup; w++) {
+		for (size_t i = 0; i < k; i++) {
+			progress(s, "warm-up", w, 0);
+			if (run_once(s, &commands[i], &r))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+static bool keep_going(const struct bench_options *o, size_t runs, double elapsed)
+{
+	if (o->max_runs && runs >= o->max_runs)
+		return false;
+	return runs < o->min_runs || elapsed < o->min_time;
+}
+
+int bench_measure(struct bench_session *s, const struct bench_command *commands, size_t k,
+		  struct bench_result *results)
+{
+	uint64_t start;
+	size_t runs = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < k; i++) {
+		memset(&results[i], 0, sizeof(results[i]));
+		results[i].command = &commands[i];
+	}
+	rc = warm_up(s, commands, k);
+	start = time_monotonic_ns();
+	while (!rc && keep_going(s->opt, runs, (double)(time_monotonic_ns() - start) / 1e9)) {
+		for (size_t i = 0; i < k && !rc; i++) {
+			struct bench_run r;
+
+			rc = run_once(s, &commands[i], &r);
+			if (!rc && result_push(&results[i], &r)) {
+				fprintf(stderr, "%s: out of memory\n", s->name);
+				rc = 1;
+			}
+		}
+		runs++;
+		progress(s, "measuring", runs, (double)(time_monotonic_ns() - start) / 1e9);
+	}
+	progress_clear(s);
+	if (s->opt->cleanup && run_helper(s, "cleanup", s->opt->cleanup))
+		rc = rc ? rc : 1;
+	return rc;
+}

@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * lever compare --suite FILE: several benchmarks under two configurations.
+ * Each benchmark gets its own comparison (as lever compare --samples); the
+ * suite gets a one-way within-subjects ANOVA (benchmark = subject,
+ * configuration = treatment), which is the Stabilizer paper's §6 analysis,
+ * and the multiple-testing caveat: with m tests at level alpha, about
+ * m * alpha come out significant by chance alone.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/bench_common.h"
+
+struct suite_run {
+	struct stats_suite suite;
+	long config[2]; /* A (baseline), B */
+	struct comparison *cmp;
+	double **cells; /* [2 * benchmark + side] */
+	size_t *sizes;
+	struct stats_rm_anova anova;
+	int anova_err;
+	size_t significant, faster;
+	bool drop_max;
+	size_t dropped;
+};
+
+static int pick_configs(struct suite_run *r, const char *configs)
+{
+	const struct stats_suite *s = &r->suite;
+	char a[256], *comma;
+
+	if (!configs) {
+		if (s->n_configs != 2) {
+			fprintf(stderr, "lever compare: %s has %zu configurations (", s->name,
+				s->n_configs);
+			for (size_t i = 0; i < s->n_configs; i++)
+				fprintf(stderr, "%s%s", i ? ", " : "", s->configs[i]);
+			fprintf(stderr, "); choose two with --configs A,B\n");
+			return EXIT_USAGE;
+		}
+		r->config[0] = 0;
+		r->config[1] = 1;
+		return 0;
+	}
+	snprintf(a, sizeof(a), "%s", configs);
+	comma = strchr(a, ',');
+	if (!comma || strchr(comma + 1, ',')) {
+		fprintf(stderr, "lever compare: --configs '%s': expected A,B\n", configs);
+		return EXIT_USAGE;
+	}
+	*comma = '\0';
+	r->config[0] = stats_suite_find_config(s, a);
+	r->config[1] = stats_suite_find_config(s, comma + 1);
+	for (int i = 0; i < 2; i++) {
+		if (r->config[i] < 0) {
+			fprintf(stderr, "lever compare: %s has no configuration '%s'\n", s->name,
+				i ? comma + 1 : a);
+			return EXIT_USAGE;
+		}
+	}
+	if (r->config[0] == r->config[1]) {
+		fprintf(stderr, "lever compare: --configs names the same configuration twice\n");
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+static int compare_cells(struct suite_run *r, const struct compare_options *o)
+{
+	const struct stats_suite *s = &r->suite;
+	size_t nb = s->n_benchmarks;
+
+	r->cmp = calloc(nb, sizeof(*r->cmp));
+	r->cells = calloc(2 * nb, sizeof(*r->cells));
+	r->sizes = calloc(2 * nb, sizeof(*r->sizes));
+	if (!r->cmp || !r->cells || !r->sizes)
+		return -ENOMEM;
+	for (size_t b = 0; b < nb; b++) {
+		for (int side = 0; side < 2; side++) {
+			r->cells[2 * b + side] = stats_suite_cell(s, b, (size_t)r->config[side],
+								  &r->sizes[2 * b + side]);
+			if (!r->cells[2 * b + side])
+				return -ENOMEM;
+			if (r->sizes[2 * b + side] < 2) {
+				fprintf(stderr,
+					"lever compare: %s: benchmark %s has %zu runs of %s; need "
+					"at least 2\n",
+					s->name, s->benchmarks[b], r->sizes[2 * b + side],
+					s->configs[r->config[side]]);
+				return -EINVAL;
+			}
+		}
+		compare_samples(&r->cmp[b], o, s->configs[r->config[0]], r->cells[2 * b],
+				r->sizes[2 * b], s->configs[r->config[1]], r->cells[2 * b + 1],
+				r->sizes[2 * b + 1]);
+		r->significant += r->cmp[b].significant;
+		r->faster += r->cmp[b].significant && r->cmp[b].speedup.estimate > 1.0;
+	}
+	return 0;
+}
+
+/* The ANOVA over the runs of the two chosen configurations. */
+static void suite_anova(struct suite_run *r)
+{
+	const struct stats_suite *s = &r->suite;
+	double *y = malloc(s->n * sizeof(*y));
+	size_t *subj = malloc(s->n * sizeof(*subj)), *treat = malloc(s->n * sizeof(*treat)), n = 0;
+
+	r->anova_err = -ENOMEM;
+	if (y && subj && treat) {
+		for (size_t i = 0; i < s->n; i++) {
+			long c = (long)s->config[i];
+
+			if (c != r->config[0] && c != r->config[1])
+				continue;
+			y[n] = s->time[i];
+			subj[n] = s->benchmark[i];
+			treat[n] = c == r->config[1];
+			n++;
+		}
+		r->anova_err = stats_anova_within(y, subj, treat, n, s->n_benchmarks, 2, &r->anova);
+	}
+	free(y);
+	free(subj);
+	free(treat);
+}
+
+static struct report_table *suite_table(const struct suite_run *r, const struct compare_options *o)
+{
+	static const char *const head[] = {"benchmark", "n A", "n B",  "mean A", "mean B",
+					   "speedup",	"CI",  "test", "p",	 "significant"};
+	struct report_table *t = report_table_new(10, head);
+	char b1[48], b2[48];
+
+	if (!t)
+		return NULL;
+	for (size_t c = 1; c < 9; c++)
+		report_table_align(t, c, REPORT_RIGHT);
+	for (size_t b = 0; b < r->suite.n_benchmarks; b++) {
+		const struct comparison *c = &r->cmp[b];
+
+		report_table_row(t);
+		report_table_cell(t, r->suite.benchmarks[b]);
+		report_table_cellf(t, "%zu", c->a.n);
+		report_table_cellf(t, "%zu", c->b.n);
+		report_table_cell(t, format_value(&o->format, c->a.summary.mean, b1, sizeof(b1)));
+		report_table_cell(t, format_value(&o->format, c->b.summary.mean, b2, sizeof(b2)));
+		report_table_cellf(t, "%.4f%s", c->speedup.estimate,
+				   c->speedup.estimate < 1.0 ? "*" : "");
+		report_table_cellf(t, "[%.4f, %.4f]", c->speedup.low, c->speedup.high);
+		report_table_cell(t, c->test == TEST_MANN_WHITNEY
+					 ? "MW"
+					 : (c->test == TEST_STUDENT ? "t" : "Welch"));
+		report_table_cell(t, report_format_p(c->result.p, b1, sizeof(b1)));
+		report_table_cell(t, c->significant ? "yes" : "no");
+	}
+	return t;
+}
+
+static void anova_text(const struct suite_run *r, const struct compare_options *o, char *buf,
+		       size_t size)
+{
+	char p[32];
+
+	if (r->anova_err) {
+		snprintf(buf, size, "within-subjects ANOVA: not computable (%s)",
+			 r->anova_err == -EDOM
+			     ? "no variation"
+			     : "every benchmark needs runs of both configurations");
+		return;
+	}
+	snprintf(buf, size,
+		 "Within-subjects ANOVA (benchmark = subject, configuration = treatment): "
+		 "F(%.0f, %.0f) = %.3f, p = %s: the configuration's effect across the suite is %s "
+		 "at alpha = %g.",
+		 r->anova.df_treatment, r->anova.df_error, r->anova.f,
+		 report_format_p(r->anova.p, p, sizeof(p)),
+		 r->anova.p < o->alpha ? "significant" : "NOT significant", o->alpha);
+}
+
+static void caveat_text(const struct suite_run *r, const struct compare_options *o, char *buf,
+			size_t size)
+{
+	size_t m = r->suite.n_benchmarks;
+
+	snprintf(
+	    buf, size,
+	    "%zu of %zu per-benchmark tests are significant (%zu faster, %zu slower). "
+	    "Multiple testing: with %zu tests at alpha = %g, about %.2f would be significant by "
+	    "chance alone even if B changed nothing (expected false positives = tests x alpha); "
+	    "rely on the ANOVA for the suite-wide question.",
+	    r->significant, m, r->faster, r->significant - r->faster, m, o->alpha,
+	    (double)m * o->alpha);
+}
+
+static void print_text(const struct suite_run *r, const struct compare_options *o)
+{
+	struct report_table *t = suite_table(r, o);
+	char buf[512];
+
+	printf("lever compare: suite %s, A = %s, B = %s%s\n\n", r->suite.name,
+	       r->suite.configs[r->config[0]], r->suite.configs[r->config[1]],
+	       r->drop_max ? " (largest run of each cell dropped)" : "");
+	if (t) {
+		report_table_print_text(t, stdout, "  ");
+		report_table_free(t);
+	}
+	printf("  speedup = mean(A)/mean(B), * = B slower; CI: %.0f%% BCa bootstrap; "
+	       "test: Welch if both sides look normal, else Mann-Whitney (MW)\n\n",
+	       o->level * 100);
+	anova_text(r, o, buf, sizeof(buf));
+	printf("%s\n\n", buf);
+	caveat_text(r, o, buf, sizeof(buf));
+	printf("%s\n", buf);
+}
+
+static void print_json(const struct suite_run *r, const struct compare_options *o)
+{
+	struct report_json j;
+	char buf[512];
+
+	report_json_init(&j, stdout);
+	report_json_object_begin(&j);
+	report_json_kv_string(&j, "suite", r->suite.name);
+	report_json_kv_string(&j, "a", r->suite.configs[r->config[0]]);
+	report_json_kv_string(&j, "b", r->suite.configs[r->config[1]]);
+	report_json_kv_bool(&j, "drop_max", r->drop_max);
+	report_json_kv_number(&j, "alpha", o->alpha);
+	report_json_key(&j, "benchmarks");
+	report_json_array_begin(&j);
+	for (size_t b = 0; b < r->suite.n_benchmarks; b++) {
+		report_json_object_begin(&j);
+		report_json_kv_string(&j, "benchmark", r->suite.benchmarks[b]);
+		report_json_key(&j, "comparison");
+		comparison_print_json(&r->cmp[b], &j);
+		report_json_object_end(&j);
+	}
+	report_json_array_end(&j);
+	report_json_key(&j, "anova");
+	report_json_object_begin(&j);
+	report_json_kv_string(&j, "design",
+			      "one-way within subjects: time ~ config + Error(benchmark/config)");
+	report_json_kv_number(&j, "F", r->anova.f);
+	report_json_kv_number(&j, "df1", r->anova.df_treatment);
+	report_json_kv_number(&j, "df2", r->anova.df_error);
+	report_json_kv_number(&j, "ss_config", r->anova.ss_treatment);
+	report_json_kv_number(&j, "ss_error", r->anova.ss_error);
+	report_json_kv_number(&j, "p", r->anova.p);
+	report_json_object_end(&j);
+	report_json_kv_integer(&j, "tests", (long long)r->suite.n_benchmarks);
+	report_json_kv_integer(&j, "significant", (long long)r->significant);
+	report_json_kv_number(&j, "expected_false_positives",
+			      (double)r->suite.n_benchmarks * o->alpha);
+	caveat_text(r, o, buf, sizeof(buf));
+	report_json_kv_string(&j, "caveat", buf);
+	report_json_object_end(&j);
+	report_json_finish(&j);
+}
+
+struct suite_html {
+	const struct suite_run *r;
+	const struct compare_options *o;
+};
+
+static void suite_html_body(FILE *f, const void *arg)
+{
+	const struct suite_html *h = arg;
+	struct report_table *t = suite_table(h->r, h->o);
+	char buf[512];
+
+	anova_text(h->r, h->o, buf, sizeof(buf));
+	fputs("<p class=\"verdict\">", f);
+	report_html_escape(f, buf);
+	fputs("</p>\n", f);
+	caveat_text(h->r, h->o, buf, sizeof(buf));
+	report_html_paragraph(f, buf);
+	if (t) {
+		report_table_print_html(t, f);
+		report_table_free(t);
+	}
+	report_html_paragraph(f,
+			      "Charts: each benchmark's runs divided by the mean of its A runs.");
+}
+
+/* HTML: times relative to each benchmark's mean under A, so the suite shares one axis. */
+static int write_html(struct suite_run *r, const char *path, const struct compare_options *o)
+{
+	size_t nb = r->suite.n_benchmarks, k = 2 * nb;
+	struct report_series *series = calloc(k, sizeof(*series));
+	double **rel = calloc(k, sizeof(*rel));
+	char **names = calloc(k, sizeof(*names));
+	struct value_format plain = {0};
+	struct suite_html h = {r, o};
+	int err = -ENOMEM;
+
+	if (!series || !rel || !names)
+		goto out;
+	for (size_t i = 0; i < k; i++) {
+		double base = r->cmp[i / 2].a.summary.mean;
+
+		rel[i] = malloc(r->sizes[i] * sizeof(**rel));
+		if (!rel[i] || asprintf(&names[i], "%s %s", r->suite.benchmarks[i / 2],
+					r->suite.configs[r->config[i % 2]]) < 0) {
+			names[i] = NULL;
+			goto out;
+		}
+		for (size_t j = 0; j < r->sizes[i]; j++)
+			rel[i][j] = r->cells[i][j] / base;
+		series[i] = (struct report_series){names[i], rel[i], r->sizes[i]};
+	}
+	err =
+	    write_html_report(path, "lever compare: suite", series, k, &plain, suite_html_body, &h);
+out:
+	for (size_t i = 0; rel && names && i < k; i++) {
+		free(rel[i]);
+		free(names[i]);
+	}
+	free(rel);
+	free(names);
+	free(series);
+	return err;
+}
+
+static void suite_run_free(struct suite_run *r)
+{
+	for (size_t i = 0; r->cells && i < 2 * r->suite.n_benchmarks; i++)
+		free(r->cells[i]);
+	free(r->cells);
+	free(r->sizes);
+	free(r->cmp);
+	stats_suite_free(&r->suite);
+}
+
+int compare_suite(const char *path, const char *configs, bool drop_max, bool json, const char *html,
+		  const struct compare_options *o)
+{
+	struct suite_run r;
+	char err[512];
+	int rc = 1;
+
+	memset(&r, 0, sizeof(r));
+	r.drop_max = drop_max;
+	if (stats_suite_read_file(path, &r.suite, err, sizeof(err))) {
+		fprintf(stderr, "lever compare: %s\n", err);
+		goto out;
+	}
+	rc = pick_configs(&r, configs);
+	if (rc)
+		goto out;
+	rc = 1;
+	if (drop_max)
+		r.dropped = stats_suite_drop_max(&r.suite);
+	if (compare_cells(&r, o))
+		goto out;
+	suite_anova(&r);
+	if (json)
+		print_json(&r, o);
+	else
+		print_text(&r, o);
+	rc = 0;
+	if (html) {
+		int e = write_html(&r, html, o);
+
+		if (e) {
+			fprintf(stderr, "lever compare: cannot write %s: %s\n", html, strerror(-e));
+			rc = 1;
+		}
+	}
+out:
+	suite_run_free(&r);
+	return rc;
+}
