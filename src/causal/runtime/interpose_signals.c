@@ -16,8 +16,9 @@
  * view of that bit (program_blocked), reports it back in old masks, and a
  * forwarded signal that arrives while the program blocks it waits in the
  * thread (one, like any standard signal) until the program unblocks it, or is
- * returned by a sigwait that asks for it. Limitation: a new thread starts with
- * the view "unblocked" instead of inheriting its creator's.
+ * returned by a sigwait that asks for it. A new thread inherits its creator's
+ * view only if pthread_create passes it on (signals_creator_view and
+ * signals_inherit_view); otherwise it starts "unblocked".
  *
  * When lever does not own it (runtime idle, e.g. an unfollowed child), every
  * call passes through, but the program's SIGPROF action is still recorded so
@@ -39,6 +40,7 @@
  * handler never waits for a writer on its own thread.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -96,8 +98,11 @@ REAL(sigsuspend, "GLIBC_2.2.5")
 REAL(siginterrupt, "GLIBC_2.2.5")
 #pragma GCC diagnostic pop
 
+static void program_action_after_fork(void);
+
 __attribute__((constructor)) static void interpose_signals_resolve(void)
 {
+	pthread_atfork(NULL, NULL, program_action_after_fork);
 	(void)real_sigaction();
 	(void)real_sigprocmask();
 	(void)real_pthread_sigmask();
@@ -210,6 +215,14 @@ static void program_action_store(const struct sigaction *act)
 
 	program_action_write(h, act->sa_flags, &act->sa_mask);
 	note_disposition(LEVER_SIGNAL, act);
+}
+
+/* A writer on another thread may have been cut off by fork: its lock and sequence stay behind. */
+static void program_action_after_fork(void)
+{
+	if (atomic_load(&program_action.seq) & 1)
+		atomic_fetch_add(&program_action.seq, 1);
+	atomic_flag_clear(&program_action.lock);
 }
 
 /* ---- interface to the rest of the runtime ---- */
@@ -338,6 +351,21 @@ static bool set_program_blocked(bool blocked)
 	getcontext(&uc);
 	run_program_action(LEVER_SIGNAL, &info, &uc);
 	return true;
+}
+
+/*
+ * For pthread_create: a new thread inherits its creator's mask, so it should
+ * inherit the program's view of LEVER_SIGNAL too. The creator calls
+ * signals_creator_view(), the new thread signals_inherit_view() first thing.
+ */
+bool signals_creator_view(void)
+{
+	return program_blocked;
+}
+
+void signals_inherit_view(bool blocked)
+{
+	program_blocked = blocked;
 }
 
 /* ---- installing handlers ---- */
@@ -490,16 +518,18 @@ static int change_mask(int how, const sigset_t *set, sigset_t *old, const void *
 	int r;
 
 	set = LAUNDER(set);
-	if (set && owned && sigismember(set, LEVER_SIGNAL) == 1) {
-		if (how == SIG_BLOCK || how == SIG_SETMASK)
+	if (set && !in_lever(ra)) {
+		bool ours = sigismember(set, LEVER_SIGNAL) == 1;
+
+		if (ours && (how == SIG_BLOCK || how == SIG_SETMASK))
 			want = 1;
-		else if (how == SIG_UNBLOCK)
+		else if ((ours && how == SIG_UNBLOCK) || (!ours && how == SIG_SETMASK))
 			want = 0;
-		copy = *set;
-		sigdelset(&copy, LEVER_SIGNAL);
-		set = &copy;
-	} else if (set && owned && how == SIG_SETMASK) {
-		want = 0;
+		if (ours && owned) {
+			copy = *set;
+			sigdelset(&copy, LEVER_SIGNAL);
+			set = &copy;
+		}
 	}
 	if (per_thread && real_pt) {
 		r = real_pt(how, set, old);
