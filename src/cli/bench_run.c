@@ -94,11 +94,8 @@ int bench_command_from_string(struct bench_command *c, const char *text)
 	c->display = strdup(text);
 	if (!c->display)
 		return -1;
-	if (!has_shell_syntax(text) && split_words(c, text) == 0)
-		return 0;
-	for (size_t i = 0; c->argv && c->argv[i]; i++)
-		free(c->argv[i]);
-	free(c->argv);
+	if (!has_shell_syntax(text))
+		return split_words(c, text); /* fails on unbalanced quotes or no words */
 	c->argv = calloc(4, sizeof(*c->argv));
 	if (!c->argv)
 		return -1;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "stats/stats.h"
 
@@ -200,6 +201,13 @@ static int slurp(FILE *f, char **data, size_t *len)
 	return 0;
 }
 
+static bool is_directory(FILE *f)
+{
+	struct stat st;
+
+	return fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 int stats_samples_read_file(const char *path, struct stats_samples *out, char *err, size_t err_size)
 {
 	bool is_stdin = strcmp(path, "-") == 0;
@@ -211,6 +219,10 @@ int stats_samples_read_file(const char *path, struct stats_samples *out, char *e
 	memset(out, 0, sizeof(*out));
 	if (!f)
 		return fail(err, err_size, path, 0, "%s", strerror(errno));
+	if (!is_stdin && is_directory(f)) {
+		fclose(f);
+		return fail(err, err_size, path, 0, "%s", strerror(EISDIR));
+	}
 	rc = slurp(f, &data, &len);
 	if (!is_stdin)
 		fclose(f);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "stats/stats.h"
 
@@ -255,11 +256,16 @@ int stats_suite_read_file(const char *path, struct stats_suite *out, char *err, 
 	FILE *f = fopen(path, "rb");
 	char *data = NULL;
 	size_t cap = 0, len = 0, got;
+	struct stat st;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if (!f)
 		return fail(err, err_size, path, 0, "%s", strerror(errno));
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		return fail(err, err_size, path, 0, "%s", strerror(EISDIR));
+	}
 	do {
 		if (len == cap) {
 			char *grown =

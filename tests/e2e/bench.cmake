@@ -1,0 +1,5 @@
+# lever bench, lever compare and lever stats: behaviour (options, errors, the
+# randomized environment, exports, verdicts on sample files, the suite ANOVA,
+# interleaving), never timings.
+lever_e2e_test(bench_cli ${CMAKE_SOURCE_DIR}/tests/e2e/bench_cli.sh TIMEOUT 300)
+lever_e2e_test(bench_compare ${CMAKE_SOURCE_DIR}/tests/e2e/bench_compare.sh TIMEOUT 300)
