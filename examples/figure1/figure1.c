@@ -28,19 +28,19 @@
 
 static size_t iterations_a, iterations_b;
 
+/* clang-format off: each loop must stay on one source line, as in the paper */
 static void *loop_a(void *unused)
 {
-	for (volatile size_t x = 0; x < iterations_a; x++) {
-	} /* line a */
+	for (volatile size_t x = 0; x < iterations_a; x++) {} /* line a */
 	return unused;
 }
 
 static void *loop_b(void *unused)
 {
-	for (volatile size_t y = 0; y < iterations_b; y++) {
-	} /* line b */
+	for (volatile size_t y = 0; y < iterations_b; y++) {} /* line b */
 	return unused;
 }
+/* clang-format on */
 
 static double now_seconds(void)
 {
