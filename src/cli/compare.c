@@ -299,9 +299,12 @@ static int compare_commands(struct compare_cli *o, char **texts)
 	int rc = 1;
 
 	memset(res, 0, sizeof(res));
+	memset(cmd, 0, sizeof(cmd));
 	if (bench_command_from_string(&cmd[0], texts[0]) ||
 	    bench_command_from_string(&cmd[1], texts[1])) {
 		fprintf(stderr, "lever compare: a command is empty or has unbalanced quotes\n");
+		bench_command_free(&cmd[0]);
+		bench_command_free(&cmd[1]);
 		return EXIT_USAGE;
 	}
 	bench_session_init(&session, &o->run, "lever compare");
