@@ -28,7 +28,8 @@
 
 static size_t iterations_a, iterations_b;
 
-/* clang-format off: each loop must stay on one source line, as in the paper */
+/* Each loop stays on one source line, as in the paper. */
+/* clang-format off */
 static void *loop_a(void *unused)
 {
 	for (volatile size_t x = 0; x < iterations_a; x++) {} /* line a */
