@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# lever bench beside hyperfine on the same command, in one run: ROUNDS
+# alternating rounds of `hyperfine -N` and `lever bench` (both without a
+# shell, same run count and warm-up), then the means of each tool and their
+# ratio. Usage: bench/stats/vs_hyperfine.sh LEVER [ROUNDS] [RUNS] -- COMMAND...
+# Needs hyperfine (scripts/install-deps.sh --bench) and /usr/bin/python3.
+set -euo pipefail
+lever=$1
+rounds=${2:-3}
+runs=${3:-20}
+shift 3
+[ "${1:-}" = "--" ] && shift
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+for r in $(seq 1 "$rounds"); do
+	hyperfine -N --style none -w 2 -r "$runs" --export-json "$out/h$r.json" -- "$*" >/dev/null
+	"$lever" bench --no-progress -w 2 -n "$runs" --export-json "$out/l$r.json" -- "$@" >"$out/l$r.txt"
+done
+/usr/bin/python3 - "$out" "$rounds" <<'PY'
+import json, statistics, sys
+out, rounds = sys.argv[1], int(sys.argv[2])
+h = [json.load(open(f"{out}/h{r}.json"))["results"][0] for r in range(1, rounds + 1)]
+l = [json.load(open(f"{out}/l{r}.json"))["results"][0] for r in range(1, rounds + 1)]
+for r in range(rounds):
+    print(f"round {r+1}: hyperfine mean {h[r]['mean']*1e3:.2f} ms (sd {h[r]['stddev']*1e3:.2f}), "
+          f"lever mean {l[r]['mean']*1e3:.2f} ms (sd {l[r]['stddev']*1e3:.2f}), "
+          f"ratio lever/hyperfine {l[r]['mean']/h[r]['mean']:.3f}")
+ht = [t for x in h for t in x["times"]]
+lt = [t for x in l for t in x["times"]]
+print(f"all runs: hyperfine {statistics.mean(ht)*1e3:.2f} ms (n={len(ht)}), "
+      f"lever {statistics.mean(lt)*1e3:.2f} ms (n={len(lt)}), "
+      f"ratio {statistics.mean(lt)/statistics.mean(ht):.3f}; "
+      f"medians {statistics.median(ht)*1e3:.2f} vs {statistics.median(lt)*1e3:.2f} ms, "
+      f"ratio {statistics.median(lt)/statistics.median(ht):.3f}")
+PY
+echo "--- lever bench output of the last round:"
+cat "$out/l$rounds.txt"
