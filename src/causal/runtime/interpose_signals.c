@@ -383,6 +383,11 @@ static int do_sigaction(int sig, const struct sigaction *act, struct sigaction *
 	}
 	if (in_lever(ra))
 		return real(sig, act, oldact);
+	/* act and oldact may be the same struct: work on a copy of act. */
+	if (act) {
+		copy = *act;
+		act = &copy;
+	}
 	if (sig == LEVER_SIGNAL) {
 		program_action_read(&old);
 		if (lever_owns_signal()) {
@@ -405,11 +410,8 @@ static int do_sigaction(int sig, const struct sigaction *act, struct sigaction *
 		}
 		return r;
 	}
-	if (act && lever_owns_signal() && sigismember(&act->sa_mask, LEVER_SIGNAL) == 1) {
-		copy = *act;
+	if (act && lever_owns_signal())
 		sigdelset(&copy.sa_mask, LEVER_SIGNAL);
-		act = &copy;
-	}
 	r = real(sig, act, oldact);
 	if (r == 0 && act)
 		note_disposition(sig, act);
