@@ -84,6 +84,43 @@ void report_html_pre(FILE *f, const char *text)
 	fputs("</pre>\n", f);
 }
 
+/* A chart label: at most max characters (UTF-8 aware), with an ellipsis. */
+static void chart_label(FILE *f, const char *s, size_t max)
+{
+	size_t chars = 0;
+	const char *p = s;
+
+	for (; *p; p++) {
+		if (((unsigned char)*p & 0xc0) != 0x80 && ++chars > max)
+			break;
+	}
+	if (!*p) {
+		report_html_escape(f, s);
+		return;
+	}
+	for (chars = 0, p = s; *p; p++) {
+		if (((unsigned char)*p & 0xc0) != 0x80 && ++chars > max - 1)
+			break;
+		switch (*p) {
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		default:
+			fputc(*p, f);
+		}
+	}
+	fputs("…", f);
+}
+
 /* ------------------------------------------------------------ axes */
 
 struct axis {
@@ -257,8 +294,11 @@ void report_svg_distribution(FILE *f, const struct report_series *series, size_t
 		double *sorted = stats_sorted_copy(series[i].values, series[i].n);
 		size_t stride = series[i].n > MAX_POINTS ? series[i].n / MAX_POINTS + 1 : 1;
 
-		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", left - 8, yc + 4);
+		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\"><title>", left - 8,
+			yc + 4);
 		report_html_escape(f, series[i].name);
+		fputs("</title>", f);
+		chart_label(f, series[i].name, 24);
 		fputs("</text>\n", f);
 		for (size_t j = 0; j < series[i].n; j += stride)
 			fprintf(f,
@@ -350,8 +390,10 @@ void report_svg_qq(FILE *f, const struct report_series *series, size_t k, double
 			qq_series(f, &ax, &ay, &series[i], ref, color);
 		fprintf(f, "<rect x=\"435\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"%s\"/>\n",
 			top + 18.0 * (double)i, color);
-		fprintf(f, "<text x=\"450\" y=\"%.1f\">", top + 18.0 * (double)i + 9);
+		fprintf(f, "<text x=\"450\" y=\"%.1f\"><title>", top + 18.0 * (double)i + 9);
 		report_html_escape(f, series[i].name);
+		fputs("</title>", f);
+		chart_label(f, series[i].name, 22);
 		fputs("</text>\n", f);
 	}
 	fputs("</svg>\n", f);
