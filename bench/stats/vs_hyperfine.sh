@@ -25,7 +25,8 @@ l = [json.load(open(f"{out}/l{r}.json"))["results"][0] for r in range(1, rounds 
 for r in range(rounds):
     print(f"round {r+1}: hyperfine mean {h[r]['mean']*1e3:.2f} ms (sd {h[r]['stddev']*1e3:.2f}), "
           f"lever mean {l[r]['mean']*1e3:.2f} ms (sd {l[r]['stddev']*1e3:.2f}), "
-          f"ratio lever/hyperfine {l[r]['mean']/h[r]['mean']:.3f}")
+          f"ratio lever/hyperfine {l[r]['mean']/h[r]['mean']:.3f}; "
+          f"user {h[r]['user']*1e3:.1f} vs {l[r]['user']*1e3:.1f} ms")
 ht = [t for x in h for t in x["times"]]
 lt = [t for x in l for t in x["times"]]
 print(f"all runs: hyperfine {statistics.mean(ht)*1e3:.2f} ms (n={len(ht)}), "

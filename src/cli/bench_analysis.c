@@ -213,6 +213,8 @@ int compare_samples(struct comparison *c, const struct compare_options *o, const
 		snprintf(c->reason, sizeof(c->reason), "chosen with --test");
 	}
 	c->test_err = run_test(c);
+	stats_brown_forsythe((const double *const[]){a, b}, (const size_t[]){na, nb}, 2,
+			     &c->variance);
 	stats_bootstrap_ratio_of_means(a, na, b, nb, o->level, resamples_for(o->resamples, na + nb),
 				       o->seed, &c->speedup);
 	make_verdict(c);
@@ -265,6 +267,15 @@ void comparison_print_text(const struct comparison *c, FILE *f)
 	print_side(&c->b, "B", c->opt, f);
 	fputc('\n', f);
 	print_test_line(c, f);
+	if (!isnan(c->variance.p)) {
+		char p[32];
+
+		fprintf(f, "  spread:  sd(B)/sd(A) = %.3f; Brown-Forsythe F = %.3f, p = %s (%s)\n",
+			c->b.summary.sd / c->a.summary.sd, c->variance.statistic,
+			report_format_p(c->variance.p, p, sizeof(p)),
+			c->variance.p < c->opt->alpha ? "the variances differ"
+						      : "no evidence the variances differ");
+	}
 	if (isfinite(c->speedup.estimate))
 		fprintf(
 		    f,
@@ -336,6 +347,11 @@ void comparison_print_json(const struct comparison *c, struct report_json *j)
 	report_json_kv_number(j, "high", c->speedup.high);
 	report_json_kv_number(j, "level", c->opt->level);
 	report_json_kv_string(j, "method", "BCa bootstrap");
+	report_json_object_end(j);
+	report_json_key(j, "brown_forsythe");
+	report_json_object_begin(j);
+	report_json_kv_number(j, "F", c->variance.statistic);
+	report_json_kv_number(j, "p", c->variance.p);
 	report_json_object_end(j);
 	report_json_kv_bool(j, "significant", c->significant);
 	report_json_kv_string(j, "verdict", c->verdict);

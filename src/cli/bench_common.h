@@ -161,6 +161,7 @@ struct comparison {
 	int test_err;
 	bool exact;
 	struct stats_interval speedup; /* mean(a) / mean(b), BCa */
+	struct stats_test variance;    /* Brown-Forsythe: do the variances differ? */
 	bool significant;
 	char verdict[320];
 };

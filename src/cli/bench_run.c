@@ -395,6 +395,7 @@ int bench_measure(struct bench_session *s, const struct bench_command *commands,
 	}
 	rc = warm_up(s, commands, k);
 	start = time_monotonic_ns();
+	progress(s, "measuring", 0, 0.0);
 	while (!rc && keep_going(s->opt, runs, (double)(time_monotonic_ns() - start) / 1e9)) {
 		for (size_t i = 0; i < k && !rc; i++) {
 			struct bench_run r;

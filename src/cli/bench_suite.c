@@ -131,15 +131,16 @@ static void suite_anova(struct suite_run *r)
 
 static struct report_table *suite_table(const struct suite_run *r, const struct compare_options *o)
 {
-	static const char *const head[] = {"benchmark", "n A", "n B",  "mean A", "mean B",
-					   "speedup",	"CI",  "test", "p",	 "significant"};
-	struct report_table *t = report_table_new(10, head);
+	static const char *const head[] = {"benchmark", "n A",	  "n B",  "mean A", "mean B",
+					   "speedup",	"CI",	  "test", "p",	    "sig",
+					   "SW p A",	"SW p B", "BF p"};
+	struct report_table *t = report_table_new(13, head);
 	char b1[48], b2[48];
 
 	if (!t)
 		return NULL;
-	for (size_t c = 1; c < 9; c++)
-		report_table_align(t, c, REPORT_RIGHT);
+	for (size_t c = 1; c < 13; c++)
+		report_table_align(t, c, c == 9 ? REPORT_LEFT : REPORT_RIGHT);
 	for (size_t b = 0; b < r->suite.n_benchmarks; b++) {
 		const struct comparison *c = &r->cmp[b];
 
@@ -157,6 +158,9 @@ static struct report_table *suite_table(const struct suite_run *r, const struct 
 					 : (c->test == TEST_STUDENT ? "t" : "Welch"));
 		report_table_cell(t, report_format_p(c->result.p, b1, sizeof(b1)));
 		report_table_cell(t, c->significant ? "yes" : "no");
+		report_table_cell(t, report_format_p(c->a.normality.p, b1, sizeof(b1)));
+		report_table_cell(t, report_format_p(c->b.normality.p, b1, sizeof(b1)));
+		report_table_cell(t, report_format_p(c->variance.p, b1, sizeof(b1)));
 	}
 	return t;
 }
@@ -209,9 +213,11 @@ static void print_text(const struct suite_run *r, const struct compare_options *
 		report_table_print_text(t, stdout, "  ");
 		report_table_free(t);
 	}
-	printf("  speedup = mean(A)/mean(B), * = B slower; CI: %.0f%% BCa bootstrap; "
-	       "test: Welch if both sides look normal, else Mann-Whitney (MW)\n\n",
-	       o->level * 100);
+	printf(
+	    "  speedup = mean(A)/mean(B), * = B slower; CI: %.0f%% BCa bootstrap; test: Welch if\n"
+	    "  both sides look normal, else Mann-Whitney (MW); SW p: Shapiro-Wilk normality of\n"
+	    "  A and B; BF p: Brown-Forsythe test of equal variances of A and B\n\n",
+	    o->level * 100);
 	anova_text(r, o, buf, sizeof(buf));
 	printf("%s\n\n", buf);
 	caveat_text(r, o, buf, sizeof(buf));

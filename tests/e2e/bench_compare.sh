@@ -122,6 +122,11 @@ expect 0 'about 0\.90 would be significant by chance' \
 	"$lever" compare --suite "$data/anova_data.csv" --configs O1,O2 --drop-max
 expect 0 'F\(1, 17\) = 1\.335, p = 0\.264' "$lever" compare --suite "$data/anova_data.csv" --configs O2,O3 --drop-max
 expect 0 'F\(1, 17\) = 3\.215, p = 0\.0908' "$lever" compare --suite "$data/anova_data.csv" --configs O1,O2
+# Table 1 of the paper on the command line: Shapiro-Wilk of both sides and Brown-Forsythe
+expect 0 'astar +29 +29 .* 0\.000226 +0\.194 +0\.00144' \
+	"$lever" compare --suite "$data/qq_data.csv" --drop-max -u none
+expect 0 'sjeng +29 +29 .* 0\.24 +0\.373 +4\.5e-07' \
+	"$lever" compare --suite "$data/qq_data.csv" --drop-max -u none
 expect 2 'has 3 configurations \(O3, O2, O1\); choose two with --configs' \
 	"$lever" compare --suite "$data/anova_data.csv"
 expect 2 "has no configuration 'O9'" "$lever" compare --suite "$data/anova_data.csv" --configs O1,O9
