@@ -248,14 +248,6 @@ void experiment_prepare(void)
 
 static void *profiler_main(void *unused)
 {
-	sigset_t all;
-	int (*real_sigmask)(int, const sigset_t *, sigset_t *) =
-	    real_symbol("pthread_sigmask", NULL);
-
-	/* never interrupted by the program's signals or ours */
-	sigfillset(&all);
-	if (real_sigmask)
-		real_sigmask(SIG_BLOCK, &all, NULL);
 	rng_seed(&rng, rt.cfg.seed);
 	length_ns = rt.cfg.experiment_ns;
 	/* lever's own fields ride on startup: Coz's viewer ignores them there */
@@ -289,6 +281,17 @@ bool experiment_start_profiler(pthread_t *thread)
 {
 	int (*real_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
 	    real_symbol("pthread_create", NULL);
+	int (*real_sigmask)(int, const sigset_t *, sigset_t *) =
+	    real_symbol("pthread_sigmask", NULL);
+	sigset_t all, old;
+	bool ok;
 
-	return real_create && real_create(thread, NULL, profiler_main, NULL) == 0;
+	if (!real_create || !real_sigmask)
+		return false;
+	/* the new thread inherits a full mask: no program signal reaches it, ever */
+	sigfillset(&all);
+	real_sigmask(SIG_SETMASK, &all, &old);
+	ok = real_create(thread, NULL, profiler_main, NULL) == 0;
+	real_sigmask(SIG_SETMASK, &old, NULL);
+	return ok;
 }

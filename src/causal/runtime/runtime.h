@@ -185,6 +185,11 @@ void signals_protect_set(sigset_t *set);
 bool signals_is_ours(int sig);
 /* The program's own handler for our signal, called for signals that are not ours. */
 void signals_forward(int sig, siginfo_t *info, void *uctx);
+/* Whether the program believes this thread blocks LEVER_SIGNAL (inherited by new threads). */
+bool signals_creator_view(void);
+void signals_inherit_view(bool blocked);
+/* Makes LEVER_SIGNAL deliverable to the calling thread, keeping the program's view of it. */
+void signals_unblock_ours(void);
 
 #define LOG_INFO(...)                                                                              \
 	do {                                                                                       \

@@ -365,9 +365,12 @@ static void lever_signal_handler(int sig, siginfo_t *info, void *uctx)
 	int saved_errno = errno;
 
 	if (!signal_is_lever(t, info)) {
-		/* timer/perf signals may outlive a thread's state by a few ns */
-		if (info->si_code != SI_TIMER && info->si_code != SI_QUEUE &&
-		    !(info->si_code >= POLL_IN && info->si_code <= POLL_HUP))
+		/*
+		 * The program's own SIGPROF (kill, sigqueue, its timers) goes to
+		 * its handler. A perf overflow signal can outlive the thread's
+		 * perf fds by a moment: drop those, never forward them.
+		 */
+		if (!(info->si_code >= POLL_IN && info->si_code <= POLL_HUP))
 			signals_forward(sig, info, uctx);
 		errno = saved_errno;
 		return;
@@ -415,6 +418,20 @@ void sampler_install_handler(void)
 	if (real_sigaction)
 		real_sigaction(LEVER_SIGNAL, &sa, NULL);
 	rt.sampler_name = rt.cfg.force_timer ? "timer" : "perf";
+}
+
+void signals_unblock_ours(void)
+{
+	int (*real_sigmask)(int, const sigset_t *, sigset_t *) =
+	    real_symbol("pthread_sigmask", NULL);
+	sigset_t ours, old;
+
+	if (!real_sigmask)
+		return;
+	sigemptyset(&ours);
+	sigaddset(&ours, LEVER_SIGNAL);
+	if (real_sigmask(SIG_UNBLOCK, &ours, &old) == 0 && sigismember(&old, LEVER_SIGNAL))
+		signals_inherit_view(true); /* e.g. inherited blocked across exec */
 }
 
 /* Ask a thread to process its samples and pay its delays now. */

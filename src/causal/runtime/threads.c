@@ -104,6 +104,7 @@ struct thread_state *thread_register(uint64_t parent_local, uint64_t parent_epoc
 	t->busy = 1;
 	t->pending = 0;
 	t->exiting = false;
+	signals_unblock_ours();
 	stack_bounds(t);
 	tls_state = t;
 	atomic_fetch_add(&live_threads, 1);
@@ -147,6 +148,7 @@ struct start_args {
 	uint64_t parent_local;
 	uint64_t parent_epoch;
 	int64_t parent_excess;
+	bool signal_view; /* the program thinks the creator blocks LEVER_SIGNAL */
 };
 
 static void *thread_start(void *p)
@@ -155,6 +157,7 @@ static void *thread_start(void *p)
 	void *ret;
 
 	free(p);
+	signals_inherit_view(a.signal_view);
 	thread_register(a.parent_local, a.parent_epoch, a.parent_excess);
 	ret = a.fn(a.arg);
 	/* the key destructor unregisters, after thread-specific data of the program */
@@ -184,6 +187,7 @@ LEVER_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, v
 	a->parent_local = 0;
 	a->parent_epoch = 0;
 	a->parent_excess = 0;
+	a->signal_view = signals_creator_view();
 	if (parent) {
 		delays_sync_epoch(parent);
 		a->parent_local = parent->local;
