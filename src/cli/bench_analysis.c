@@ -101,38 +101,39 @@ static bool looks_normal(const struct sample_description *d, double alpha)
 	return !d->normality_err && d->normality.p >= alpha;
 }
 
-/* The automatic choice: Welch when both sides look normal, else Mann-Whitney. */
+/* A side fit for the t-test: consistent with normal, or so large that its mean is (CLT). */
+static bool fit_for_t(const struct sample_description *d, double alpha)
+{
+	return looks_normal(d, alpha) || d->n > STATS_SW_MAX_N;
+}
+
+static void side_reason(const struct sample_description *d, double alpha, char *buf, size_t size)
+{
+	char p[32];
+
+	if (d->n > STATS_SW_MAX_N)
+		snprintf(buf, size,
+			 "has n = %zu > %d (its mean is normal by the central limit theorem)", d->n,
+			 STATS_SW_MAX_N);
+	else
+		snprintf(buf, size, "is consistent with normal (Shapiro-Wilk p = %s)",
+			 report_format_p(d->normality.p, p, sizeof(p)));
+}
+
+/* The automatic choice: Welch when both sides are fit for it, else Mann-Whitney. */
 static enum compare_test choose_test(struct comparison *c)
 {
-	const struct sample_description *a = &c->a, *b = &c->b;
 	double alpha = c->opt->alpha;
-	char pa[32], pb[32];
+	char ra[120], rb[160];
 
-	if (looks_normal(a, alpha) && looks_normal(b, alpha)) {
-		snprintf(c->reason, sizeof(c->reason),
-			 "both samples are consistent with a normal distribution (Shapiro-Wilk p = "
-			 "%s and %s, alpha = %g)",
-			 report_format_p(a->normality.p, pa, sizeof(pa)),
-			 report_format_p(b->normality.p, pb, sizeof(pb)), alpha);
+	if (fit_for_t(&c->a, alpha) && fit_for_t(&c->b, alpha)) {
+		side_reason(&c->a, alpha, ra, sizeof(ra));
+		side_reason(&c->b, alpha, rb, sizeof(rb));
+		snprintf(c->reason, sizeof(c->reason), "A %s; B %s (alpha = %g)", ra, rb, alpha);
 		return TEST_WELCH;
 	}
-	if (a->n > STATS_SW_MAX_N && b->n > STATS_SW_MAX_N) {
-		snprintf(c->reason, sizeof(c->reason),
-			 "both samples have more than %d values: the means are normal by the "
-			 "central limit theorem",
-			 STATS_SW_MAX_N);
-		return TEST_WELCH;
-	}
-	for (int side = 0; side < 2; side++) {
-		const struct sample_description *d = side ? b : a;
-		char why[160];
-
-		if (looks_normal(d, alpha) || (d->n > STATS_SW_MAX_N))
-			continue;
-		snprintf(c->reason, sizeof(c->reason), "%s is %s", side ? "B" : "A",
-			 normality_text(d, alpha, why, sizeof(why)));
-		break;
-	}
+	normality_text(fit_for_t(&c->a, alpha) ? &c->b : &c->a, alpha, rb, sizeof(rb));
+	snprintf(c->reason, sizeof(c->reason), "%s is %s", fit_for_t(&c->a, alpha) ? "B" : "A", rb);
 	return TEST_MANN_WHITNEY;
 }
 
@@ -153,7 +154,7 @@ static int run_test(struct comparison *c)
 /* Resamples for the bootstrap: fewer for huge samples, to bound the work. */
 static size_t resamples_for(size_t requested, size_t n)
 {
-	size_t cap = n ? (size_t)(4e8 / (double)n) : requested;
+	size_t cap = n ? (size_t)(1e8 / (double)n) : requested;
 
 	if (cap < 200)
 		cap = 200;

@@ -156,7 +156,7 @@ struct comparison {
 	struct sample_description a, b;
 	const struct compare_options *opt;
 	enum compare_test test; /* the one used */
-	char reason[256];
+	char reason[384];
 	struct stats_test result;
 	int test_err;
 	bool exact;
