@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Running commands for lever bench and lever compare: command strings to
- * argv, one measured run (fork, execvpe, wait4 for user/system time and
+ * argv, one measured run (posix_spawnp, wait4 for user/system time and
  * peak RSS), the randomized environment offset, prepare and cleanup
  * commands, the measuring loop (interleaved across commands) and the
  * progress bar.
@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,67 +183,52 @@ static char **run_environment(struct bench_session *s, size_t offset, char **pad
 	return env;
 }
 
-static void child_redirect(bool show_output)
-{
-	int null = open("/dev/null", O_RDWR);
-
-	if (null < 0)
-		return;
-	dup2(null, STDIN_FILENO);
-	if (!show_output) {
-		dup2(null, STDOUT_FILENO);
-		dup2(null, STDERR_FILENO);
-	}
-	if (null > STDERR_FILENO)
-		close(null);
-}
-
 static double timeval_seconds(struct timeval tv)
 {
 	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
 }
 
+/* Standard input from /dev/null; output discarded unless show_output. */
+static int spawn_actions(posix_spawn_file_actions_t *fa, bool show_output)
+{
+	if (posix_spawn_file_actions_init(fa))
+		return -ENOMEM;
+	if (posix_spawn_file_actions_addopen(fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0) ||
+	    (!show_output &&
+	     (posix_spawn_file_actions_addopen(fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0) ||
+	      posix_spawn_file_actions_adddup2(fa, STDOUT_FILENO, STDERR_FILENO)))) {
+		posix_spawn_file_actions_destroy(fa);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 /*
- * fork + execvpe + wait4. An exec failure comes back through a close-on-exec
- * pipe as the child's errno. Returns 0, or -errno of the fork or exec.
+ * posix_spawnp (a vfork-style clone in glibc: cheaper than fork, and exec
+ * errors come back as its result) + wait4 for the CPU times and peak RSS.
+ * The wall time runs from just before the spawn to the child's exit being
+ * reaped. Returns 0, or -errno of the spawn or exec.
  */
 static int spawn_and_wait(char **argv, char **env, bool show_output, struct bench_run *r)
 {
-	int pipefd[2], status, child_errno = 0;
+	posix_spawn_file_actions_t fa;
 	struct rusage ru;
 	uint64_t t0, t1;
+	int status, err;
 	pid_t pid;
 
-	if (pipe2(pipefd, O_CLOEXEC))
-		return -errno;
+	err = spawn_actions(&fa, show_output);
+	if (err)
+		return err;
 	fflush(NULL);
 	t0 = time_monotonic_ns();
-	pid = fork();
-	if (pid < 0) {
-		int e = errno;
-
-		close(pipefd[0]);
-		close(pipefd[1]);
-		return -e;
-	}
-	if (pid == 0) {
-		close(pipefd[0]);
-		child_redirect(show_output);
-		execvpe(argv[0], argv, env);
-		child_errno = errno;
-		if (write(pipefd[1], &child_errno, sizeof(child_errno)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(pipefd[1]);
+	err = posix_spawnp(&pid, argv[0], &fa, NULL, argv, env);
+	posix_spawn_file_actions_destroy(&fa);
+	if (err)
+		return -err;
 	while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
 		;
 	t1 = time_monotonic_ns();
-	if (read(pipefd[0], &child_errno, sizeof(child_errno)) != sizeof(child_errno))
-		child_errno = 0;
-	close(pipefd[0]);
-	if (child_errno)
-		return -child_errno;
 	r->wall = (double)(t1 - t0) / 1e9;
 	r->user = timeval_seconds(ru.ru_utime);
 	r->sys = timeval_seconds(ru.ru_stime);
