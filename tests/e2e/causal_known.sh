@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Known answers of the causal profiler on tests/programs/causal_known/critical_path:
-# speeding up work_a's loop line by 50% or 100% speeds the program up by ~50%
-# (work_b then bounds each round); speeding up work_b's line changes nothing.
-# Margins are wide: this checks behaviour (virtual speedup works, delays land
-# on the right threads), not accuracy, which bench/causal measures.
+# speeding up work_b's line changes nothing (work_a, twice as long, bounds
+# every round), speeding up work_a's line speeds the program up. By how much
+# depends on the machine: on these 2-vCPU VMs the two loops slow each other
+# down, so really halving work_a gains ~30%, not the 50% of an ideal machine,
+# and run times drift by +-20%. Margins are therefore wide: this checks
+# behaviour (virtual speedup works, delays land on the right threads), not
+# accuracy, which bench/causal measures against real runs.
 set -euo pipefail
 build=$1 src=$2
 prog=$build/tests/programs/causal_known/critical_path
@@ -16,27 +19,34 @@ la=$(line_of a) lb=$(line_of b)
 profile_line() { # LINE SAMPLER -> prints "speedup program_speedup visits" rows
 	local line=$1 sampler=$2 out=$tmp/p-$1-$2.coz
 	"$build/bin/lever" causal -o "$out" --fixed-line "critical_path.c:$line" \
-		--speedup-step 50 --sampler="$sampler" --seed 7 -- "$prog" 200 15000000 >"$tmp/stdout"
-	grep -q "^200 rounds$" "$tmp/stdout"
+		--speedup-step 50 --experiment-length 300 --sampler="$sampler" --seed 7 -- "$prog" 400 15000000 >"$tmp/stdout"
+	grep -q "^400 rounds$" "$tmp/stdout"
 	awk -f "$src/tests/e2e/lib/profile_speedups.awk" "$out" | grep "critical_path.c:$line " |
 		cut -d' ' -f2-
 }
 
-check() { # NAME ROWS SPEEDUP LOW HIGH
-	local got
-	got=$(echo "$2" | awk -v s="$3" '$1 == s { print $2 }')
+# Program speedup over all experiments at line speedups >= 50% (pooled by
+# visits, which halves the noise of a single bucket); sets $got.
+check() { # NAME ROWS LOW HIGH
+	got=$(echo "$2" | awk '$1 >= 50 { s += $2 * $3; v += $3 } END { if (v) printf "%.2f", s / v }')
 	if [ -z "$got" ]; then
-		echo "FAIL $1: no data at ${3}% speedup"; echo "$2"; exit 1
+		echo "FAIL $1: no experiments at line speedups >= 50%"; echo "$2"; exit 1
 	fi
-	if ! awk -v g="$got" -v lo="$4" -v hi="$5" 'BEGIN { exit !(g >= lo && g <= hi) }'; then
-		echo "FAIL $1: program speedup at ${3}% is $got%, expected [$4, $5]"; echo "$2"; exit 1
+	if ! awk -v g="$got" -v lo="$3" -v hi="$4" 'BEGIN { exit !(g >= lo && g <= hi) }'; then
+		echo "FAIL $1: program speedup at line speedups >= 50% is $got%, expected [$3, $4]"
+		echo "$2"; exit 1
 	fi
-	echo "ok $1: program speedup at ${3}% = $got%"
+	echo "ok $1: program speedup at line speedups >= 50% = $got%"
 }
 
 for sampler in perf timer; do
 	a=$(profile_line "$la" $sampler)
-	check "line a ($sampler)" "$a" 50 28 70
+	check "line a ($sampler)" "$a" 15 80
+	got_a=$got
 	b=$(profile_line "$lb" $sampler)
-	check "line b ($sampler)" "$b" 50 -12 12
+	check "line b ($sampler)" "$b" -20 20
+	if ! awk -v a="$got_a" -v b="$got" 'BEGIN { exit !(a - b >= 10) }'; then
+		echo "FAIL ($sampler): line a ($got_a%) should predict clearly more than line b ($got%)"
+		exit 1
+	fi
 done
