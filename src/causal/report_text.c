@@ -42,6 +42,26 @@ static void print_points(FILE *out, const struct causal_profile *p)
 	fprintf(out, "\n");
 }
 
+/* The sampler of lever's runs ("perf, 1000 us period"), if they agree; else nothing. */
+static void print_sampler(FILE *out, const struct causal_profile *p)
+{
+	const struct causal_run *first = NULL;
+
+	for (size_t i = 0; i < p->n_runs; i++) {
+		const struct causal_run *r = &p->runs[i];
+
+		if (!r->has_lever_header)
+			return;
+		if (!first)
+			first = r;
+		else if (strcmp(r->sampler, first->sampler) || r->period_ns != first->period_ns)
+			return;
+	}
+	if (first && first->sampler[0])
+		fprintf(out, "  sampler: %s, %llu us period\n", first->sampler,
+			(unsigned long long)(first->period_ns / 1000));
+}
+
 static void print_header(FILE *out, const struct causal_profile *p, const struct causal_summary *s,
 			 size_t shown)
 {
@@ -49,6 +69,7 @@ static void print_header(FILE *out, const struct causal_profile *p, const struct
 
 	fprintf(out, "lever causal report: %zu run%s, %zu experiment%s\n", p->n_runs,
 		p->n_runs == 1 ? "" : "s", p->n_experiments, p->n_experiments == 1 ? "" : "s");
+	print_sampler(out, p);
 	print_points(out, p);
 	fprintf(out, "  lines with a usable curve: %zu", s->n_series);
 	if (dropped)

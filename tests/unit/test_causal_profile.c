@@ -486,7 +486,7 @@ static void test_report_text(void **state)
 	char *buf = NULL;
 	size_t len = 0;
 
-	append(&buf, &len, "startup\ttime=1\n");
+	append(&buf, &len, "startup\ttime=1\nlever\tversion=1\tsampler=timer\tperiod=250000\n");
 	for (int pct = 0; pct <= 100; pct += 20)
 		add_exp(&buf, &len, "main.c:12", pct, 1000 - 5 * pct, 10);
 	causal_profile_init(&p);
@@ -496,6 +496,7 @@ static void test_report_text(void **state)
 	causal_report_text(f, &p, &s, NULL);
 	fclose(f);
 	assert_non_null(strstr(out, "1. main.c:12\n"));
+	assert_non_null(strstr(out, "  sampler: timer, 250 us period\n"));
 	assert_non_null(strstr(out, "speedup%  program-speedup%  experiments"));
 	assert_non_null(strstr(out, "      100             +50.0            1\n"));
 	for (char *line = out; *line;) {
