@@ -54,7 +54,7 @@ static const char causal_usage[] =
     "      --zero-probability P    probability of a 0% (baseline) experiment, 0..1\n"
     "                              (default 0.5)\n"
     "      --speedup-step PCT      speedups are multiples of PCT, 1..100 (default 5)\n"
-    "      --experiment-length DUR initial experiment length (default 100ms)\n"
+    "      --experiment-length DUR initial experiment length (default 250ms)\n"
     "      --cooloff DUR           pause between experiments (default 10ms)\n"
     "      --min-visits N          progress visits an experiment needs before its\n"
     "                              length stops doubling (default 5)\n"

@@ -23,7 +23,7 @@
 #define LEVER_ENV_ZERO_PROB    "LEVER_CAUSAL_ZERO_PROBABILITY" /* P(speedup 0); default 0.5 */
 #define LEVER_ENV_SPEEDUP_STEP "LEVER_CAUSAL_SPEEDUP_STEP"     /* percent; default 5 */
 #define LEVER_ENV_EXPERIMENT_MS                                                                    \
-	"LEVER_CAUSAL_EXPERIMENT_MS"		       /* initial experiment length; default 100 */
+	"LEVER_CAUSAL_EXPERIMENT_MS"		       /* initial experiment length; default 250 */
 #define LEVER_ENV_COOLOFF_MS "LEVER_CAUSAL_COOLOFF_MS" /* default 10 */
 #define LEVER_ENV_MIN_VISITS "LEVER_CAUSAL_MIN_VISITS" /* default 5 */
 #define LEVER_ENV_PERIOD_US  "LEVER_CAUSAL_SAMPLE_PERIOD_US" /* default 1000 */
