@@ -5,7 +5,7 @@ PREFIX     ?= /usr/local
 JOBS       ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build demo test test-unit test-asan bench install clean format
+.PHONY: all deps build demo test test-unit test-asan test-browser bench install clean format
 
 all: build
 
@@ -28,6 +28,15 @@ test-asan: deps
 	@cmake -S . -B $(ASAN_BUILD) -DLEVER_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 	@cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L analysis
+
+# Browser checks (need chromium; not part of `make test`): a fresh lever profile
+# loaded into Coz's own viewer, screenshot in $(BUILD)/coz-viewer.png.
+test-browser: build
+	@command -v chromium >/dev/null || scripts/install-deps.sh --browser
+	@rm -f $(BUILD)/browser.coz
+	@$(BUILD)/bin/lever causal -o $(BUILD)/browser.coz -- \
+		$(BUILD)/tests/programs/causal_known/critical_path 300 15000000 >/dev/null
+	@tests/browser/coz_viewer.sh $(BUILD)/browser.coz $(BUILD)/coz-viewer.png
 
 bench: build
 	@scripts/install-deps.sh --bench

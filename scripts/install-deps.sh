@@ -4,7 +4,12 @@
 set -eu
 PKGS="build-essential cmake pkg-config clang libdw-dev libelf-dev libcapstone-dev libgsl-dev
 libcmocka-dev libjansson-dev coz-profiler"
-[ "${1:-}" = "--bench" ] && PKGS="$PKGS hyperfine"
+# --bench: the peers and targets of bench/ (hyperfine, tcl for the sqlite3
+# amalgamation, xz for the comparisons); --browser: headless Chromium.
+case "${1:-}" in
+--bench) PKGS="$PKGS hyperfine tcl xz-utils dpkg-dev" ;;
+--browser) PKGS="$PKGS chromium" ;;
+esac
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
