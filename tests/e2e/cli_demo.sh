@@ -3,7 +3,7 @@
 # make demo's script runs end to end (few rounds: this checks the plumbing, not the curve).
 set -euo pipefail
 build=$(cd "$1" && pwd) src=$(cd "$2" && pwd)
-out=$(DEMO_ROUNDS=150 DEMO_TRUTH_ROUNDS=5 bash "$src/examples/demo.sh" "$build" 2>&1)
+out=$(DEMO_ROUNDS=150 DEMO_TRUTH_ROUNDS=5 DEMO_TRUTH_REPS=1 bash "$src/examples/demo.sh" "$build" 2>&1)
 echo "$out"
 grep -q 'figure1: 150 rounds' <<<"$out"
 grep -q '^lever causal report: 1 run, [0-9]* experiments' <<<"$out"
