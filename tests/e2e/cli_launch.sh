@@ -16,6 +16,9 @@ echo 'int lever_stand_in;' >"$tmp/stub.c"
 cc -shared -fPIC -o "$tmp/liblever-causal.so" "$tmp/stub.c" || exit 1
 cc -shared -fPIC -o "$tmp/other.so" "$tmp/stub.c" || exit 1
 export LEVER_RUNTIME_DIR=$tmp
+# In the ASan build, lever itself starts with other.so preloaded ahead of the
+# ASan runtime, which ASan refuses by default; that order is the point here.
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
 cd "$tmp"
 
 # settings reach the program
