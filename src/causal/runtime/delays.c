@@ -8,6 +8,7 @@
  * nanosleep overshoots (50-90 us here), so the excess is banked and taken off
  * later pauses.
  */
+#include <errno.h>
 #include <sys/prctl.h>
 
 #include "causal/runtime/runtime.h"
@@ -145,4 +146,41 @@ void runtime_leave(struct thread_state *t)
 		samples_process(t);
 		t->busy = 0;
 	}
+}
+
+/*
+ * The bracket of every interposed call that may block: pay and remember G
+ * before (returns whether it ran), skip or keep the pauses after. Calls made
+ * by lever's own code (return address ra inside the library) are left alone.
+ * errno is preserved: the sem_* and sigwait calls report through it.
+ */
+bool delays_block_begin(const void *ra)
+{
+	struct thread_state *t;
+	int saved = errno;
+
+	if (address_in_lever(ra))
+		return false;
+	t = runtime_enter();
+	if (!t)
+		return false;
+	delays_pre_block(t);
+	runtime_leave(t);
+	errno = saved;
+	return true;
+}
+
+void delays_block_end(bool armed, bool woken)
+{
+	struct thread_state *t;
+	int saved = errno;
+
+	if (!armed)
+		return;
+	t = runtime_enter();
+	if (t) { /* NULL if the runtime was disabled meanwhile (shutdown) */
+		delays_post_block(t, woken);
+		runtime_leave(t);
+	}
+	errno = saved;
 }

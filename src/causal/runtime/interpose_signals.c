@@ -55,14 +55,6 @@
 #define KERNEL_SIGSET_SIZE (_NSIG / 8)
 #define MASK_WORDS	   (sizeof(sigset_t) / sizeof(unsigned long))
 
-extern const char __ehdr_start[] __attribute__((visibility("hidden")));
-extern const char _end[] __attribute__((visibility("hidden")));
-
-static inline bool in_lever(const void *p)
-{
-	return (const char *)p >= __ehdr_start && (const char *)p < _end;
-}
-
 #define CALLER() __builtin_return_address(0)
 
 /* Hides a pointer's provenance so a NULL check survives glibc's nonnull attributes. */
@@ -381,7 +373,7 @@ static int do_sigaction(int sig, const struct sigaction *act, struct sigaction *
 		errno = EAGAIN;
 		return -1;
 	}
-	if (in_lever(ra))
+	if (address_in_lever(ra))
 		return real(sig, act, oldact);
 	/* act and oldact may be the same struct: work on a copy of act. */
 	if (act) {
@@ -405,7 +397,7 @@ static int do_sigaction(int sig, const struct sigaction *act, struct sigaction *
 			uintptr_t h = (oldact->sa_flags & SA_SIGINFO)
 					  ? (uintptr_t)oldact->sa_sigaction
 					  : (uintptr_t)oldact->sa_handler;
-			if (in_lever((const void *)h))
+			if (address_in_lever((const void *)h))
 				*oldact = old; /* lever's handler is still there: hide it */
 		}
 		return r;
@@ -512,7 +504,7 @@ static int change_mask(int how, const sigset_t *set, sigset_t *old, const void *
 {
 	__typeof__(&pthread_sigmask) real_pt = real_pthread_sigmask();
 	__typeof__(&sigprocmask) real_sp = real_sigprocmask();
-	bool owned = !in_lever(ra) && lever_owns_signal();
+	bool owned = !address_in_lever(ra) && lever_owns_signal();
 	bool was_blocked = program_blocked;
 	int want = -1; /* new view: -1 unchanged, 0 unblocked, 1 blocked */
 	sigset_t copy;
@@ -520,7 +512,7 @@ static int change_mask(int how, const sigset_t *set, sigset_t *old, const void *
 	int r;
 
 	set = LAUNDER(set);
-	if (set && !in_lever(ra)) {
+	if (set && !address_in_lever(ra)) {
 		bool ours = sigismember(set, LEVER_SIGNAL) == 1;
 
 		if (ours && (how == SIG_BLOCK || how == SIG_SETMASK))
@@ -649,37 +641,6 @@ LEVER_EXPORT sighandler_t sigset(int sig, sighandler_t disp)
 
 /* ---- waiting for signals: blocking calls ---- */
 
-static bool block_prologue(const void *ra)
-{
-	struct thread_state *t;
-	int saved = errno;
-
-	if (in_lever(ra))
-		return false;
-	t = runtime_enter();
-	if (!t)
-		return false;
-	delays_pre_block(t);
-	runtime_leave(t);
-	errno = saved;
-	return true;
-}
-
-static void block_epilogue(bool armed, bool woken)
-{
-	struct thread_state *t;
-	int saved = errno;
-
-	if (!armed)
-		return;
-	t = runtime_enter();
-	if (t) {
-		delays_post_block(t, woken);
-		runtime_leave(t);
-	}
-	errno = saved;
-}
-
 /*
  * After EINTR: could one of the program's own handlers have run, given the
  * signals that were deliverable (not in blocked)? If not, it was lever's.
@@ -705,7 +666,7 @@ static int timed_wait_signal(const sigset_t *set, siginfo_t *info, const struct 
 			     const void *ra)
 {
 	__typeof__(&sigtimedwait) real = real_sigtimedwait();
-	bool owned = !in_lever(ra) && lever_owns_signal();
+	bool owned = !address_in_lever(ra) && lever_owns_signal();
 	bool wants_ours = false;
 	sigset_t copy, current;
 	siginfo_t local;
@@ -731,7 +692,7 @@ static int timed_wait_signal(const sigset_t *set, siginfo_t *info, const struct 
 		left = *timeout;
 		tsp = &left;
 	}
-	armed = block_prologue(ra);
+	armed = delays_block_begin(ra);
 	for (;;) {
 		if (real)
 			r = real(set, info, tsp);
@@ -759,7 +720,7 @@ static int timed_wait_signal(const sigset_t *set, siginfo_t *info, const struct 
 			left.tv_nsec = rest % (int64_t)NSEC_PER_SEC;
 		}
 	}
-	block_epilogue(armed, r > 0 && info->si_code <= 0 && info->si_pid == getpid());
+	delays_block_end(armed, r > 0 && info->si_code <= 0 && info->si_pid == getpid());
 	return r;
 }
 
@@ -798,7 +759,7 @@ LEVER_EXPORT int sigsuspend(const sigset_t *mask)
 {
 	__typeof__(&sigsuspend) real = real_sigsuspend();
 	const void *ra = CALLER();
-	bool owned = !in_lever(ra) && lever_owns_signal();
+	bool owned = !address_in_lever(ra) && lever_owns_signal();
 	bool view = program_blocked;
 	const sigset_t *asked;
 	sigset_t copy;
@@ -819,7 +780,7 @@ LEVER_EXPORT int sigsuspend(const sigset_t *mask)
 		errno = EINTR;
 		return -1;
 	}
-	armed = block_prologue(ra);
+	armed = delays_block_begin(ra);
 	for (;;) {
 		if (real)
 			r = real(mask);
@@ -829,7 +790,7 @@ LEVER_EXPORT int sigsuspend(const sigset_t *mask)
 		if (errno != EINTR || program_may_have_been_interrupted(asked))
 			break;
 	}
-	block_epilogue(armed, false);
+	delays_block_end(armed, false);
 	set_program_blocked(view);
 	return r;
 }

@@ -25,7 +25,7 @@
  * futex protocol, everything else fails softly with EAGAIN.
  *
  * Calls made by lever's own code (the profiler thread, the profile writer)
- * skip the bookkeeping: see called_from_lever().
+ * skip the bookkeeping: see address_in_lever().
  *
  * Not wrapped because they never suspend the caller: the trylock variants and
  * pthread_spin_*. Not wrapped at all: the GLIBC_2.2.5 compatibility versions
@@ -44,16 +44,6 @@
 #include <unistd.h>
 
 #include "causal/runtime/runtime.h"
-
-/* Our own image, from the ELF header to the end of .bss (GNU ld defines both). */
-extern const char __ehdr_start[] __attribute__((visibility("hidden")));
-extern const char _end[] __attribute__((visibility("hidden")));
-
-/* True when the return address ra lies in liblever-causal.so itself. */
-static inline bool called_from_lever(const void *ra)
-{
-	return (const char *)ra >= __ehdr_start && (const char *)ra < _end;
-}
 
 #define CALLER() __builtin_return_address(0)
 
@@ -152,49 +142,13 @@ static void wake_prologue(const void *ra)
 	struct thread_state *t;
 	int saved = errno;
 
-	if (called_from_lever(ra))
+	if (address_in_lever(ra))
 		return;
 	t = runtime_enter();
 	if (!t)
 		return;
 	delays_catch_up(t);
 	runtime_leave(t);
-	errno = saved;
-}
-
-/*
- * Before a call that may block: pay, remember G. Returns whether the
- * bookkeeping ran, i.e. whether block_epilogue must run.
- */
-static bool block_prologue(const void *ra)
-{
-	struct thread_state *t;
-	int saved = errno;
-
-	if (called_from_lever(ra))
-		return false;
-	t = runtime_enter();
-	if (!t)
-		return false;
-	delays_pre_block(t);
-	runtime_leave(t);
-	errno = saved;
-	return true;
-}
-
-/* Keeps errno: the sem_* calls report through it. */
-static void block_epilogue(bool armed, bool woken)
-{
-	struct thread_state *t;
-	int saved = errno;
-
-	if (!armed)
-		return;
-	t = runtime_enter();
-	if (t) { /* NULL if the runtime was disabled meanwhile (shutdown) */
-		delays_post_block(t, woken);
-		runtime_leave(t);
-	}
 	errno = saved;
 }
 
@@ -256,9 +210,9 @@ LEVER_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 
 	if (!real)
 		return fallback_mutex_lock(m);
-	armed = block_prologue(CALLER());
+	armed = delays_block_begin(CALLER());
 	r = real(m);
-	block_epilogue(armed, r == 0);
+	delays_block_end(armed, r == 0);
 	return r;
 }
 
@@ -270,9 +224,9 @@ LEVER_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timesp
 
 	if (!real)
 		return EAGAIN;
-	armed = block_prologue(CALLER());
+	armed = delays_block_begin(CALLER());
 	r = real(m, abstime);
-	block_epilogue(armed, r == 0);
+	delays_block_end(armed, r == 0);
 	return r;
 }
 
@@ -285,9 +239,9 @@ LEVER_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock,
 
 	if (!real)
 		return EAGAIN;
-	armed = block_prologue(CALLER());
+	armed = delays_block_begin(CALLER());
 	r = real(m, clock, abstime);
-	block_epilogue(armed, r == 0);
+	delays_block_end(armed, r == 0);
 	return r;
 }
 
@@ -311,9 +265,9 @@ LEVER_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 
 	if (!real)
 		return EAGAIN;
-	armed = block_prologue(CALLER());
+	armed = delays_block_begin(CALLER());
 	r = real(c, m);
-	block_epilogue(armed, true);
+	delays_block_end(armed, true);
 	return r;
 }
 
@@ -326,9 +280,9 @@ LEVER_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
 
 	if (!real)
 		return EAGAIN;
-	armed = block_prologue(CALLER());
+	armed = delays_block_begin(CALLER());
 	r = real(c, m, abstime);
-	block_epilogue(armed, r == 0);
+	delays_block_end(armed, r == 0);
 	return r;
 }
 
@@ -342,9 +296,9 @@ LEVER_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, c
 
 	if (!real)
 		return EAGAIN;
-	armed = block_prologue(CALLER());
+	armed = delays_block_begin(CALLER());
 	r = real(c, m, clock, abstime);
-	block_epilogue(armed, r == 0);
+	delays_block_end(armed, r == 0);
 	return r;
 }
 
@@ -378,9 +332,9 @@ LEVER_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
 
 	if (!real)
 		return EAGAIN;
-	armed = block_prologue(CALLER());
+	armed = delays_block_begin(CALLER());
 	r = real(l);
-	block_epilogue(armed, r == 0);
+	delays_block_end(armed, r == 0);
 	return r;
 }
 
@@ -392,9 +346,9 @@ LEVER_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l)
 
 	if (!real)
 		return EAGAIN;
-	armed = block_prologue(CALLER());
+	armed = delays_block_begin(CALLER());
 	r = real(l);
-	block_epilogue(armed, r == 0);
+	delays_block_end(armed, r == 0);
 	return r;
 }
 
@@ -406,9 +360,9 @@ LEVER_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct ti
 
 	if (!real)
 		return EAGAIN;
-	armed = block_prologue(CALLER());
+	armed = delays_block_begin(CALLER());
 	r = real(l, abstime);
-	block_epilogue(armed, r == 0);
+	delays_block_end(armed, r == 0);
 	return r;
 }
 
@@ -420,9 +374,9 @@ LEVER_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct ti
 
 	if (!real)
 		return EAGAIN;
-	armed = block_prologue(CALLER());
+	armed = delays_block_begin(CALLER());
 	r = real(l, abstime);
-	block_epilogue(armed, r == 0);
+	delays_block_end(armed, r == 0);
 	return r;
 }
 
@@ -435,9 +389,9 @@ LEVER_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock
 
 	if (!real)
 		return EAGAIN;
-	armed = block_prologue(CALLER());
+	armed = delays_block_begin(CALLER());
 	r = real(l, clock, abstime);
-	block_epilogue(armed, r == 0);
+	delays_block_end(armed, r == 0);
 	return r;
 }
 
@@ -450,9 +404,9 @@ LEVER_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock
 
 	if (!real)
 		return EAGAIN;
-	armed = block_prologue(CALLER());
+	armed = delays_block_begin(CALLER());
 	r = real(l, clock, abstime);
-	block_epilogue(armed, r == 0);
+	delays_block_end(armed, r == 0);
 	return r;
 }
 
@@ -477,9 +431,9 @@ LEVER_EXPORT int pthread_join(pthread_t thread, void **retval)
 
 	if (!real)
 		return EAGAIN;
-	armed = block_prologue(CALLER());
+	armed = delays_block_begin(CALLER());
 	r = real(thread, retval);
-	block_epilogue(armed, r == 0);
+	delays_block_end(armed, r == 0);
 	return r;
 }
 
@@ -491,9 +445,9 @@ LEVER_EXPORT int pthread_tryjoin_np(pthread_t thread, void **retval)
 
 	if (!real)
 		return EBUSY;
-	armed = block_prologue(CALLER());
+	armed = delays_block_begin(CALLER());
 	r = real(thread, retval);
-	block_epilogue(armed, r == 0);
+	delays_block_end(armed, r == 0);
 	return r;
 }
 
@@ -506,9 +460,9 @@ LEVER_EXPORT int pthread_timedjoin_np(pthread_t thread, void **retval,
 
 	if (!real)
 		return EAGAIN;
-	armed = block_prologue(CALLER());
+	armed = delays_block_begin(CALLER());
 	r = real(thread, retval, abstime);
-	block_epilogue(armed, r == 0);
+	delays_block_end(armed, r == 0);
 	return r;
 }
 
@@ -521,9 +475,9 @@ LEVER_EXPORT int pthread_clockjoin_np(pthread_t thread, void **retval, clockid_t
 
 	if (!real)
 		return EAGAIN;
-	armed = block_prologue(CALLER());
+	armed = delays_block_begin(CALLER());
 	r = real(thread, retval, clock, abstime);
-	block_epilogue(armed, r == 0);
+	delays_block_end(armed, r == 0);
 	return r;
 }
 
@@ -537,10 +491,10 @@ LEVER_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 
 	if (!real)
 		return EAGAIN;
-	/* block_prologue pays what is owed (catch-up) before remembering G. */
-	armed = block_prologue(CALLER());
+	/* delays_block_begin pays what is owed (catch-up) before remembering G. */
+	armed = delays_block_begin(CALLER());
 	r = real(b);
-	block_epilogue(armed, true);
+	delays_block_end(armed, true);
 	return r;
 }
 
@@ -554,9 +508,9 @@ LEVER_EXPORT int sem_wait(sem_t *s)
 
 	if (!real)
 		return fail_errno();
-	armed = block_prologue(CALLER());
+	armed = delays_block_begin(CALLER());
 	r = real(s);
-	block_epilogue(armed, r == 0);
+	delays_block_end(armed, r == 0);
 	return r;
 }
 
@@ -568,9 +522,9 @@ LEVER_EXPORT int sem_timedwait(sem_t *s, const struct timespec *abstime)
 
 	if (!real)
 		return fail_errno();
-	armed = block_prologue(CALLER());
+	armed = delays_block_begin(CALLER());
 	r = real(s, abstime);
-	block_epilogue(armed, r == 0);
+	delays_block_end(armed, r == 0);
 	return r;
 }
 
@@ -582,9 +536,9 @@ LEVER_EXPORT int sem_clockwait(sem_t *s, clockid_t clock, const struct timespec 
 
 	if (!real)
 		return fail_errno();
-	armed = block_prologue(CALLER());
+	armed = delays_block_begin(CALLER());
 	r = real(s, clock, abstime);
-	block_epilogue(armed, r == 0);
+	delays_block_end(armed, r == 0);
 	return r;
 }
 
@@ -665,12 +619,12 @@ LEVER_EXPORT int sigqueue(pid_t pid, int sig, const union sigval value)
 
 LEVER_EXPORT void _coz_pre_block(void)
 {
-	(void)block_prologue(NULL);
+	(void)delays_block_begin(NULL);
 }
 
 LEVER_EXPORT void _coz_post_block(int skip_delays)
 {
-	block_epilogue(true, skip_delays != 0);
+	delays_block_end(true, skip_delays != 0);
 }
 
 LEVER_EXPORT void _coz_add_delays(void)

@@ -24,3 +24,12 @@ void *real_symbol(const char *name, const char *version)
 	resolving = 0;
 	return p;
 }
+
+/* Our own image, from the ELF header to the end of .bss (GNU ld defines both). */
+extern const char __ehdr_start[] __attribute__((visibility("hidden")));
+extern const char _end[] __attribute__((visibility("hidden")));
+
+bool address_in_lever(const void *p)
+{
+	return (const char *)p >= __ehdr_start && (const char *)p < _end;
+}

@@ -164,6 +164,9 @@ void delays_pre_block(struct thread_state *t);
 void delays_post_block(struct thread_state *t, bool woken_by_other);
 /* Brings local up to date with the current epoch (no debt across experiments). */
 void delays_sync_epoch(struct thread_state *t);
+/* Bracket of an interposed blocking call (pre_block/post_block around it). */
+bool delays_block_begin(const void *return_address);
+void delays_block_end(bool armed, bool woken_by_other);
 
 /*
  * Wrapper bracket: returns the calling thread's state with busy set, or NULL
@@ -176,6 +179,8 @@ void runtime_leave(struct thread_state *t);
 /* ---- real functions (real.c) ---- */
 /* dlsym(RTLD_NEXT) with a recursion guard; returns NULL while resolving. */
 void *real_symbol(const char *name, const char *version);
+/* Whether an address (e.g. a caller's return address) lies in liblever-causal.so. */
+bool address_in_lever(const void *p);
 
 /* ---- lifecycle (init.c) ---- */
 void runtime_shutdown(void);
