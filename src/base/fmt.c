@@ -29,8 +29,8 @@ static void put_str(struct out *o, const char *s)
 }
 
 /* Zero- or space-padded to width (the '0' flag and a width are supported). */
-static void put_number(struct out *o, bool negative, unsigned long long v, unsigned base,
-		       int width, bool zero_pad)
+static void put_number(struct out *o, bool negative, unsigned long long v, unsigned base, int width,
+		       bool zero_pad)
 {
 	char tmp[32];
 	int n = 0;
@@ -60,7 +60,7 @@ static void put_signed(struct out *o, long long v, int width, bool zero_pad)
 
 int vfmt_buffer(char *buf, size_t size, const char *fmt, va_list ap)
 {
-	struct out o = { buf, size, 0 };
+	struct out o = {buf, size, 0};
 
 	for (; *fmt; fmt++) {
 		int longs = 0;

@@ -8,11 +8,11 @@
 #define LEVER_CLI_COMMANDS_H
 
 /* X(name, function, summary) */
-#define LEVER_COMMANDS(X)                                                                      \
-	X("causal", cmd_causal,                                                                 \
-	  "causal profiling: which lines, if sped up, speed up the program (Coz)")           \
-	X("bench", cmd_bench, "run a command repeatedly and describe its running time")       \
-	X("compare", cmd_compare, "is B faster than A? commands, sample files or a suite")    \
+#define LEVER_COMMANDS(X)                                                                          \
+	X("causal", cmd_causal,                                                                    \
+	  "causal profiling: which lines, if sped up, speed up the program (Coz)")                 \
+	X("bench", cmd_bench, "run a command repeatedly and describe its running time")            \
+	X("compare", cmd_compare, "is B faster than A? commands, sample files or a suite")         \
 	X("stats", cmd_stats, "descriptive statistics and normality of samples in files")
 
 #define DECLARE_COMMAND(name, fn, summary) int fn(int argc, char **argv);

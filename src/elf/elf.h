@@ -17,11 +17,11 @@
 /* ---------- loaded objects (in the calling process) ---------- */
 
 struct loaded_object {
-	char path[4096];       /* canonical absolute path of the file mapped */
-	uintptr_t load_bias;   /* run-time address = file address + load_bias */
-	uintptr_t exec_lo;     /* lowest run-time address of an executable PT_LOAD */
-	uintptr_t exec_hi;     /* one past the highest */
-	bool is_main;          /* the main executable */
+	char path[4096];     /* canonical absolute path of the file mapped */
+	uintptr_t load_bias; /* run-time address = file address + load_bias */
+	uintptr_t exec_lo;   /* lowest run-time address of an executable PT_LOAD */
+	uintptr_t exec_hi;   /* one past the highest */
+	bool is_main;	     /* the main executable */
 };
 
 /*

@@ -81,7 +81,7 @@ static void file_line_specs(void **state)
 static void rng_is_uniform_enough(void **state)
 {
 	struct rng r;
-	unsigned counts[21] = { 0 };
+	unsigned counts[21] = {0};
 
 	rng_seed(&r, 42);
 	for (int i = 0; i < 210000; i++)
@@ -98,9 +98,9 @@ static void rng_is_uniform_enough(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(formats_like_printf), cmocka_unit_test(truncates_and_terminates),
-		cmocka_unit_test(wildcard_patterns),   cmocka_unit_test(durations),
-		cmocka_unit_test(file_line_specs),     cmocka_unit_test(rng_is_uniform_enough),
+	    cmocka_unit_test(formats_like_printf), cmocka_unit_test(truncates_and_terminates),
+	    cmocka_unit_test(wildcard_patterns),   cmocka_unit_test(durations),
+	    cmocka_unit_test(file_line_specs),	   cmocka_unit_test(rng_is_uniform_enough),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

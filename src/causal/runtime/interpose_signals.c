@@ -65,21 +65,6 @@
 		_p;                                                                                \
 	})
 
-#define REAL(name, version)                                                                        \
-	static _Atomic(__typeof__(&name)) real_##name##_cache;                                     \
-	static __typeof__(&name) real_##name(void)                                                 \
-	{                                                                                          \
-		__typeof__(&name) p =                                                              \
-		    atomic_load_explicit(&real_##name##_cache, memory_order_relaxed);              \
-		if (!p) {                                                                          \
-			p = (__typeof__(&name))real_symbol(#name, version);                        \
-			if (p)                                                                     \
-				atomic_store_explicit(&real_##name##_cache, p,                     \
-						      memory_order_relaxed);                       \
-		}                                                                                  \
-		return p;                                                                          \
-	}
-
 REAL(sigaction, "GLIBC_2.2.5")
 REAL(sigprocmask, "GLIBC_2.2.5")
 REAL(pthread_sigmask, "GLIBC_2.32")

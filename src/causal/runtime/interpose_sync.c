@@ -47,27 +47,6 @@
 
 #define CALLER() __builtin_return_address(0)
 
-/*
- * REAL(name, version) defines real_name(), returning the next definition of
- * name (or NULL while a lookup is in progress on this thread). The versions
- * are glibc 2.36's default ones on x86-64; real_symbol falls back to plain
- * dlsym when a version is missing.
- */
-#define REAL(name, version)                                                                        \
-	static _Atomic(__typeof__(&name)) real_##name##_cache;                                     \
-	static __typeof__(&name) real_##name(void)                                                 \
-	{                                                                                          \
-		__typeof__(&name) p =                                                              \
-		    atomic_load_explicit(&real_##name##_cache, memory_order_relaxed);              \
-		if (!p) {                                                                          \
-			p = (__typeof__(&name))real_symbol(#name, version);                        \
-			if (p)                                                                     \
-				atomic_store_explicit(&real_##name##_cache, p,                     \
-						      memory_order_relaxed);                       \
-		}                                                                                  \
-		return p;                                                                          \
-	}
-
 REAL(pthread_mutex_lock, "GLIBC_2.2.5")
 REAL(pthread_mutex_unlock, "GLIBC_2.2.5")
 REAL(pthread_mutex_timedlock, "GLIBC_2.34")

@@ -182,6 +182,27 @@ void *real_symbol(const char *name, const char *version);
 /* Whether an address (e.g. a caller's return address) lies in liblever-causal.so. */
 bool address_in_lever(const void *p);
 
+/*
+ * REAL(name, version) defines real_name(), returning the next definition of
+ * name (or NULL while a lookup is in progress on this thread), cached after the first
+ * successful lookup. The versions passed are glibc 2.36's default ones on x86-64; real_symbol falls
+ * back to plain dlsym when a version is missing.
+ */
+#define REAL(name, version)                                                                        \
+	static _Atomic(__typeof__(&name)) real_##name##_cache;                                     \
+	static __typeof__(&name) real_##name(void)                                                 \
+	{                                                                                          \
+		__typeof__(&name) p =                                                              \
+		    atomic_load_explicit(&real_##name##_cache, memory_order_relaxed);              \
+		if (!p) {                                                                          \
+			p = (__typeof__(&name))real_symbol(#name, version);                        \
+			if (p)                                                                     \
+				atomic_store_explicit(&real_##name##_cache, p,                     \
+						      memory_order_relaxed);                       \
+		}                                                                                  \
+		return p;                                                                          \
+	}
+
 /* ---- lifecycle (init.c) ---- */
 void runtime_shutdown(void);
 void runtime_after_fork_child(void);
