@@ -281,8 +281,10 @@ static void fork_child(void)
 		return;
 	output_forget();
 	/* the inherited perf fds and mapping belong to the parent's thread */
-	if (self)
+	if (self) {
 		sampler_stop(self);
+		progress_thread_stop(self);
+	}
 	threads_after_fork_child(self);
 	atomic_store(&rt.active, EXPERIMENT_IDLE);
 	atomic_store(&profiler_running, 0);
@@ -295,8 +297,10 @@ static void fork_child(void)
 	rt.start_ns = time_monotonic_ns();
 	atomic_store(&shutdown_done, 0);
 	atomic_store(&rt.shutting_down, 0);
-	if (self)
+	if (self) {
 		sampler_start(self);
+		progress_thread_start(self);
+	}
 	choose_output_path();
 	if (!output_open(rt.cfg.output) || !experiment_start_profiler(&profiler)) {
 		atomic_store(&rt.enabled, 0);

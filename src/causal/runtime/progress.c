@@ -21,15 +21,20 @@
 #include "causal/runtime/linemap.h"
 #include "causal/runtime/progress.h"
 #include "causal/runtime/runtime.h"
+#include "causal/runtime/settings.h"
 #include "elf/elf.h"
 
 struct progress_point {
 	enum progress_kind kind;
 	char name[PROGRESS_NAME_MAX];
-	coz_counter_t counter;	/* throughput, or BEGIN for latency */
-	coz_counter_t end;	/* latency END */
-	int fd;			/* breakpoint counter (inherited by all threads) */
-	struct line_info *line; /* sampled */
+	coz_counter_t counter; /* throughput, or BEGIN for latency */
+	coz_counter_t end;     /* latency END */
+	int fd;		       /* hardware breakpoint counter, inherited by all threads */
+	int slot;	       /* uprobe: index into thread_state.bp_fd, or -1 */
+	char object[PATH_MAX]; /* uprobe: file and offset, opened in every thread */
+	uint64_t offset;
+	_Atomic uint64_t exited; /* uprobe: counts of threads that have exited */
+	struct line_info *line;	 /* sampled */
 };
 
 static struct progress_point points[PROGRESS_MAX_POINTS];
@@ -63,6 +68,7 @@ static struct progress_point *point_get(enum progress_kind kind, const char *nam
 	memset(p, 0, sizeof(*p));
 	p->kind = kind;
 	p->fd = -1;
+	p->slot = -1;
 	str_copy(p->name, name, sizeof(p->name));
 	atomic_store_explicit(&n_points, n + 1, memory_order_release);
 	return p;
@@ -139,6 +145,8 @@ static int open_uprobe(const char *path, uint64_t offset)
 	return (int)perf_open(&attr);
 }
 
+static int n_thread_breakpoints;
+
 static uint64_t read_count(int fd)
 {
 	uint64_t v = 0;
@@ -190,23 +198,117 @@ static void add_breakpoint_point(const char *spec, bool hw_ok)
 			 spec);
 		return;
 	}
-	if (hw_ok)
+	/*
+	 * A hardware breakpoint is inherited by threads created later. A uprobe
+	 * cannot be (the kernel then refuses to create threads: clone3 fails
+	 * with EINVAL), so it is opened in every thread, counting that thread.
+	 */
+	if (hw_ok) {
 		fd = open_hw_breakpoint(addr);
-	if (fd < 0 && elf_address_to_offset(object, file_addr, &offset))
-		fd = open_uprobe(object, offset);
-	if (fd < 0) {
-		LOG_WARN("progress point %s: cannot place a breakpoint (%s)\n", spec,
-			 strerror(errno));
+		if (fd >= 0)
+			ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	}
+	if (fd < 0 && !elf_address_to_offset(object, file_addr, &offset)) {
+		LOG_WARN("progress point %s: address not in a loadable segment\n", spec);
 		return;
 	}
-	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	if (fd < 0 && n_thread_breakpoints == LEVER_MAX_THREAD_BREAKPOINTS) {
+		LOG_WARN("progress point %s: at most %d uprobe progress points\n", spec,
+			 LEVER_MAX_THREAD_BREAKPOINTS);
+		return;
+	}
+	if (fd < 0) { /* check that a uprobe can be placed at all */
+		int probe = open_uprobe(object, offset);
+
+		if (probe < 0) {
+			LOG_WARN("progress point %s: cannot place a breakpoint (%s)\n", spec,
+				 strerror(errno));
+			return;
+		}
+		close(probe);
+	}
 	lock();
 	p = point_get(PROGRESS_BREAKPOINT, spec);
-	if (p)
+	if (p) {
 		p->fd = fd;
+		if (fd < 0) {
+			p->slot = n_thread_breakpoints++;
+			str_copy(p->object, object, sizeof(p->object));
+			p->offset = offset;
+		}
+	}
 	unlock();
-	LOG_INFO("progress point %s: %s breakpoint at %p\n", spec, hw_ok ? "hardware" : "uprobe",
+	LOG_INFO("progress point %s: %s breakpoint at %p\n", spec, fd >= 0 ? "hardware" : "uprobe",
 		 (void *)addr);
+}
+
+void progress_thread_start(struct thread_state *t)
+{
+	size_t n = atomic_load(&n_points);
+
+	for (int i = 0; i < LEVER_MAX_THREAD_BREAKPOINTS; i++)
+		t->bp_fd[i] = -1;
+	for (size_t i = 0; i < n; i++) {
+		struct progress_point *p = &points[i];
+
+		if (p->kind != PROGRESS_BREAKPOINT || p->slot < 0)
+			continue;
+		t->bp_fd[p->slot] = open_uprobe(p->object, p->offset);
+		if (t->bp_fd[p->slot] >= 0)
+			ioctl(t->bp_fd[p->slot], PERF_EVENT_IOC_ENABLE, 0);
+	}
+}
+
+static void bp_lock(struct thread_state *t)
+{
+	while (atomic_exchange_explicit(&t->bp_lock, 1, memory_order_acquire))
+		;
+}
+
+static void bp_unlock(struct thread_state *t)
+{
+	atomic_store_explicit(&t->bp_lock, 0, memory_order_release);
+}
+
+/* Banks the thread's counts and closes its counters (under its lock: the profiler reads them). */
+void progress_thread_stop(struct thread_state *t)
+{
+	size_t n = atomic_load(&n_points);
+
+	bp_lock(t);
+	for (size_t i = 0; i < n; i++) {
+		struct progress_point *p = &points[i];
+
+		if (p->kind != PROGRESS_BREAKPOINT || p->slot < 0 || t->bp_fd[p->slot] < 0)
+			continue;
+		atomic_fetch_add(&p->exited, read_count(t->bp_fd[p->slot]));
+		close(t->bp_fd[p->slot]);
+		t->bp_fd[p->slot] = -1;
+	}
+	bp_unlock(t);
+}
+
+struct slot_sum {
+	int slot;
+	uint64_t total;
+};
+
+static void add_thread_count(struct thread_state *t, void *ctx)
+{
+	struct slot_sum *sum = ctx;
+
+	bp_lock(t);
+	if (t->bp_fd[sum->slot] >= 0)
+		sum->total += read_count(t->bp_fd[sum->slot]);
+	bp_unlock(t);
+}
+
+static uint64_t thread_breakpoint_count(struct progress_point *p)
+{
+	struct slot_sum sum = {.slot = p->slot, .total = atomic_load(&p->exited)};
+
+	threads_foreach(add_thread_count, &sum);
+	return sum.total;
 }
 
 static void add_sampled_point(const char *spec)
@@ -256,7 +358,8 @@ static void sampled_adapter(const char *spec, bool unused)
 void progress_resolve_command_line(const char *counted_list, const char *sampled_list)
 {
 	if (counted_list && *counted_list) {
-		bool hw = hw_breakpoints_fire();
+		const char *mode = getenv(LEVER_ENV_BREAKPOINTS);
+		bool hw = !(mode && strcmp(mode, "uprobe") == 0) && hw_breakpoints_fire();
 
 		LOG_INFO("hardware breakpoints %s; counted progress points use %s\n",
 			 hw ? "fire" : "do not fire", hw ? "them" : "uprobes");
@@ -287,7 +390,7 @@ static uint64_t point_value(struct progress_point *p)
 {
 	switch (p->kind) {
 	case PROGRESS_BREAKPOINT:
-		return read_count(p->fd);
+		return p->slot >= 0 ? thread_breakpoint_count(p) : read_count(p->fd);
 	case PROGRESS_SAMPLED:
 		return p->line ? atomic_load(&p->line->samples) : 0;
 	default:

@@ -43,6 +43,11 @@ void progress_write_records(const struct progress_snapshot *a, const struct prog
 			    void (*emit)(const char *line, void *ctx), void *ctx);
 /* Smallest visit delta over all points (arrivals for latency points). */
 uint64_t progress_min_delta(const struct progress_snapshot *a, const struct progress_snapshot *b);
+/* Per-thread breakpoint counters (uprobes cannot be inherited by new threads). */
+struct thread_state;
+void progress_thread_start(struct thread_state *t);
+void progress_thread_stop(struct thread_state *t);
+
 /* Total visits so far over all points (for the no-experiment diagnosis). */
 uint64_t progress_total_visits(void);
 

@@ -27,11 +27,12 @@
 
 #include "base/base.h"
 
-#define LEVER_MAX_THREADS   4096
-#define LEVER_MAX_CALLCHAIN 64
-#define LEVER_TIMER_BUF	    16 /* timer-sampler samples buffered per thread */
-#define LEVER_SIGNAL	    SIGPROF
-#define LEVER_EXPORT	    __attribute__((visibility("default")))
+#define LEVER_MAX_THREADS	     4096
+#define LEVER_MAX_CALLCHAIN	     64
+#define LEVER_MAX_THREAD_BREAKPOINTS 8
+#define LEVER_TIMER_BUF		     16 /* timer-sampler samples buffered per thread */
+#define LEVER_SIGNAL		     SIGPROF
+#define LEVER_EXPORT		     __attribute__((visibility("default")))
 
 /* Markers in si_value telling lever's own signals from the program's. */
 extern char lever_timer_marker, lever_request_marker;
@@ -72,6 +73,10 @@ struct thread_state {
 	uint64_t epoch_at_block;
 	_Atomic int blocked;  /* inside a blocking call we wrap */
 	_Atomic uint64_t ack; /* last end-of-experiment request this thread answered */
+
+	/* per-thread uprobe counters of --progress points (see progress.c) */
+	int bp_fd[LEVER_MAX_THREAD_BREAKPOINTS];
+	_Atomic int bp_lock;
 
 	/* re-entrancy: set while lever bookkeeping runs on this thread */
 	volatile sig_atomic_t busy;

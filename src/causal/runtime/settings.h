@@ -34,6 +34,8 @@
 	"LEVER_CAUSAL_ROOT_PID" /* launcher's pid: other processes write OUTPUT.<pid> */
 #define LEVER_ENV_EXEC_NS                                                                          \
 	"LEVER_CAUSAL_EXEC_NS" /* launcher's CLOCK_MONOTONIC ns just before exec */
+#define LEVER_ENV_BREAKPOINTS                                                                      \
+	"LEVER_CAUSAL_BREAKPOINTS" /* auto (default) | uprobe: counted points */
 #define LEVER_ENV_ACTIVE                                                                           \
 	"LEVER_CAUSAL_ACTIVE" /* set by the launcher; the runtime stays idle without it */
 

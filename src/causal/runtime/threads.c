@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "causal/runtime/progress.h"
 #include "causal/runtime/runtime.h"
 
 static struct thread_state thread_table[LEVER_MAX_THREADS];
@@ -111,6 +112,7 @@ struct thread_state *thread_register(uint64_t parent_local, uint64_t parent_epoc
 	if (atomic_load(&exit_key_ready))
 		pthread_setspecific(exit_key, t);
 	sampler_start(t);
+	progress_thread_start(t);
 	t->busy = 0;
 	return t;
 }
@@ -124,6 +126,7 @@ void thread_unregister(struct thread_state *t)
 	/* Count the last samples and pay what is owed before a joiner can wake. */
 	samples_process(t);
 	delays_catch_up(t);
+	progress_thread_stop(t);
 	sampler_stop(t);
 	tls_state = NULL;
 	atomic_fetch_sub(&live_threads, 1);
