@@ -27,8 +27,8 @@ uint64_t time_realtime_ns(void)
 uint64_t time_sleep_ns(uint64_t ns)
 {
 	uint64_t start = time_monotonic_ns();
-	struct timespec req = { .tv_sec = (time_t)(ns / NSEC_PER_SEC),
-				.tv_nsec = (long)(ns % NSEC_PER_SEC) };
+	struct timespec req = {.tv_sec = (time_t)(ns / NSEC_PER_SEC),
+			       .tv_nsec = (long)(ns % NSEC_PER_SEC)};
 	struct timespec rem;
 
 	while (nanosleep(&req, &rem) != 0 && errno == EINTR)
@@ -36,13 +36,22 @@ uint64_t time_sleep_ns(uint64_t ns)
 	return time_monotonic_ns() - start;
 }
 
+static bool scale_duration(double value, uint64_t unit_ns, uint64_t *out_ns)
+{
+	double ns = value * (double)unit_ns + 0.5;
+
+	if (!(ns < 18446744073709551615.0)) /* converting a larger double is undefined */
+		return false;
+	*out_ns = (uint64_t)ns;
+	return true;
+}
+
 bool time_parse_duration(const char *text, uint64_t default_unit_ns, uint64_t *out_ns)
 {
 	static const struct {
 		const char *suffix;
 		uint64_t ns;
-	} units[] = { { "ns", 1 }, { "us", NSEC_PER_USEC }, { "ms", NSEC_PER_MSEC },
-		      { "s", NSEC_PER_SEC } };
+	} units[] = {{"ns", 1}, {"us", NSEC_PER_USEC}, {"ms", NSEC_PER_MSEC}, {"s", NSEC_PER_SEC}};
 	char *end;
 	double value;
 
@@ -52,15 +61,10 @@ bool time_parse_duration(const char *text, uint64_t default_unit_ns, uint64_t *o
 	value = strtod(text, &end);
 	if (errno || end == text || value < 0 || value != value)
 		return false;
-	if (*end == '\0') {
-		*out_ns = (uint64_t)(value * (double)default_unit_ns + 0.5);
-		return true;
-	}
-	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
-		if (strcmp(end, units[i].suffix) == 0) {
-			*out_ns = (uint64_t)(value * (double)units[i].ns + 0.5);
-			return true;
-		}
-	}
+	if (*end == '\0')
+		return scale_duration(value, default_unit_ns, out_ns);
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++)
+		if (strcmp(end, units[i].suffix) == 0)
+			return scale_duration(value, units[i].ns, out_ns);
 	return false;
 }

@@ -59,6 +59,8 @@ static void durations(void **state)
 	assert_false(time_parse_duration("-1ms", NSEC_PER_MSEC, &ns));
 	assert_false(time_parse_duration("", NSEC_PER_MSEC, &ns));
 	assert_false(time_parse_duration("12parsecs", NSEC_PER_MSEC, &ns));
+	assert_false(time_parse_duration("1e30s", NSEC_PER_MSEC, &ns)); /* would not fit */
+	assert_false(time_parse_duration("20000000000000", NSEC_PER_SEC, &ns));
 }
 
 static void file_line_specs(void **state)
