@@ -75,6 +75,9 @@ static struct line_info *choose_line(void)
 {
 	struct line_info *li;
 
+	/* libraries dlopen'ed since the last experiment join the map first */
+	if (linemap_take_rescan())
+		linemap_scan(rt.cfg.debug_root);
 	if (fixed_line)
 		return fixed_line;
 	atomic_store(&rt.next_line, NULL);
