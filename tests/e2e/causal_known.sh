@@ -27,34 +27,45 @@ profile_line() { # LINE SAMPLER -> prints "speedup program_speedup visits" rows
 }
 
 # Program speedup over all experiments at line speedups >= 50% (pooled by
-# visits, which halves the noise of a single bucket); sets $got.
+# visits, which halves the noise of a single bucket); sets $got; returns 1
+# (after saying why) if it is outside [LOW, HIGH].
 check() { # NAME ROWS LOW HIGH
 	got=$(echo "$2" | awk '$1 >= 50 { s += $2 * $3; v += $3 } END { if (v) printf "%.2f", s / v }')
 	if [ -z "$got" ]; then
-		echo "FAIL $1: no experiments at line speedups >= 50%"; echo "$2"; exit 1
+		echo "miss $1: no experiments at line speedups >= 50%"; echo "$2"; return 1
 	fi
 	if ! awk -v g="$got" -v lo="$3" -v hi="$4" 'BEGIN { exit !(g >= lo && g <= hi) }'; then
-		echo "FAIL $1: program speedup at line speedups >= 50% is $got%, expected [$3, $4]"
-		echo "$2"; exit 1
+		echo "miss $1: program speedup at line speedups >= 50% is $got%, expected [$3, $4]"
+		echo "$2"; return 1
 	fi
 	echo "ok $1: program speedup at line speedups >= 50% = $got%"
 }
 
-for sampler in perf timer; do
-	a=$(profile_line "$la" $sampler)
-	check "line a ($sampler)" "$a" 15 80
+# One sampler's verdict: line a clearly positive, line b near zero, a >> b.
+verdict() { # SAMPLER
+	local sampler=$1 a b got_a
+	a=$(profile_line "$la" "$sampler")
+	check "line a ($sampler)" "$a" 15 80 || return 1
 	got_a=$got
-	b=$(profile_line "$lb" $sampler)
+	b=$(profile_line "$lb" "$sampler")
 	# The timer sampler sees 4 ms ticks here (HZ=250), so its estimates of a
 	# 5 ms loop are coarser: a wider band for line b.
-	if [ $sampler = perf ]; then
-		check "line b ($sampler)" "$b" -25 25
+	if [ "$sampler" = perf ]; then
+		check "line b ($sampler)" "$b" -25 25 || return 1
 	else
-		check "line b ($sampler)" "$b" -40 40
+		check "line b ($sampler)" "$b" -40 40 || return 1
 	fi
 	if ! awk -v a="$got_a" -v b="$got" 'BEGIN { exit !(a - b >= 15) }'; then
-		echo "FAIL ($sampler): line a ($got_a%) should predict clearly more than line b ($got%)"
-		echo "$a"; echo "$b"
-		exit 1
+		echo "miss ($sampler): line a ($got_a%) should predict clearly more than line b ($got%)"
+		return 1
+	fi
+}
+
+# The VM's speed drifts; a miss is measured once more before it counts as a
+# failure (a broken profiler misses both times).
+for sampler in perf timer; do
+	if ! verdict $sampler; then
+		echo "measuring $sampler again"
+		verdict $sampler || { echo "FAIL ($sampler): missed twice"; exit 1; }
 	fi
 done
