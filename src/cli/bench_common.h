@@ -45,6 +45,8 @@ void bench_options_init(struct bench_options *o);
 int bench_options_parse(struct bench_options *o, const char *command, int c, const char *arg);
 /* getopt_long entries for bench_options_parse, terminated by a zero entry. */
 extern const struct option bench_long_options[];
+/* A command's own getopt_long entries followed by bench_long_options (calloc'ed). */
+struct option *bench_options_merge(const struct option *own, size_t n_own);
 #define BENCH_OPTIONS_HELP                                                                         \
 	"Running:\n"                                                                               \
 	"  -w, --warmup N          runs before measuring, not recorded (default 0)\n"              \

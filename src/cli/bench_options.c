@@ -169,3 +169,18 @@ int bench_options_parse(struct bench_options *o, const char *command, int c, con
 	}
 	return 0;
 }
+
+struct option *bench_options_merge(const struct option *own, size_t n_own)
+{
+	size_t common = 0;
+	struct option *all;
+
+	while (bench_long_options[common].name)
+		common++;
+	all = calloc(n_own + common + 1, sizeof(*all));
+	if (!all)
+		return NULL;
+	memcpy(all, own, n_own * sizeof(*all));
+	memcpy(all + n_own, bench_long_options, common * sizeof(*all));
+	return all;
+}

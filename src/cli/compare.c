@@ -108,22 +108,6 @@ static int compare_usage_error(const char *fmt, const char *arg)
 	return EXIT_USAGE;
 }
 
-/* own_options followed by bench_long_options, for getopt_long. */
-static struct option *all_options(void)
-{
-	size_t own = sizeof(own_options) / sizeof(own_options[0]), common = 0;
-	struct option *all;
-
-	while (bench_long_options[common].name)
-		common++;
-	all = calloc(own + common + 1, sizeof(*all));
-	if (!all)
-		return NULL;
-	memcpy(all, own_options, sizeof(own_options));
-	memcpy(all + own, bench_long_options, common * sizeof(*all));
-	return all;
-}
-
 static int parse_test(const char *text, enum compare_test *t)
 {
 	static const struct {
@@ -192,7 +176,8 @@ static int own_option(struct compare_cli *o, int c, const char *arg)
 /* Parse options; returns -1 to go on, else an exit status. */
 static int parse_args(struct compare_cli *o, int argc, char **argv)
 {
-	struct option *options = all_options();
+	struct option *options =
+	    bench_options_merge(own_options, sizeof(own_options) / sizeof(own_options[0]));
 	int c, rc = -1, index = -1;
 
 	if (!options)

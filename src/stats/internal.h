@@ -17,4 +17,11 @@ double stats_midranks(const double *x, size_t n, double *ranks);
 /* Median of x[0..n), n >= 1, by quickselect; reorders x. */
 double stats_median_inplace(double *x, size_t n);
 
+/*
+ * Formats "NAME:LINE: message" (or "NAME: message" when line is 0) into err
+ * and returns -EINVAL: the error convention of the sample and suite readers.
+ */
+int stats_read_error(char *err, size_t size, const char *name, size_t line, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
 #endif

@@ -12,11 +12,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "stats/internal.h"
 #include "stats/stats.h"
 
-static int fail(char *err, size_t size, const char *name, size_t line, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-static int fail(char *err, size_t size, const char *name, size_t line, const char *fmt, ...)
+int stats_read_error(char *err, size_t size, const char *name, size_t line, const char *fmt, ...)
 {
 	va_list ap;
 	int used;
@@ -120,17 +119,17 @@ static int parse_line(const char *name, size_t lineno, const char *p, size_t len
 	if (!len)
 		return 0;
 	if (len > STATS_SAMPLES_MAX_LINE)
-		return fail(err, err_size, name, lineno, "line longer than %d bytes",
-			    STATS_SAMPLES_MAX_LINE);
+		return stats_read_error(err, err_size, name, lineno, "line longer than %d bytes",
+					STATS_SAMPLES_MAX_LINE);
 	if (parse_value(p, len, &v, &why)) {
 		quote_token(p, len, shown, sizeof(shown));
-		return fail(err, err_size, name, lineno, "'%s' %s", shown, why);
+		return stats_read_error(err, err_size, name, lineno, "'%s' %s", shown, why);
 	}
 	if (out->n >= STATS_SAMPLES_MAX_COUNT)
-		return fail(err, err_size, name, lineno, "more than %u samples",
-			    STATS_SAMPLES_MAX_COUNT);
+		return stats_read_error(err, err_size, name, lineno, "more than %u samples",
+					STATS_SAMPLES_MAX_COUNT);
 	if (samples_push(out, v)) {
-		fail(err, err_size, name, lineno, "out of memory");
+		stats_read_error(err, err_size, name, lineno, "out of memory");
 		return -ENOMEM;
 	}
 	return 0;
@@ -161,8 +160,8 @@ int stats_samples_read_buffer(const char *name, const char *buf, size_t len,
 		pos = end + 1;
 	}
 	if (out->n == 0)
-		return fail(err, err_size, name, 0,
-			    "no samples (the file is empty or only comments)");
+		return stats_read_error(err, err_size, name, 0,
+					"no samples (the file is empty or only comments)");
 	return 0;
 }
 
@@ -218,19 +217,19 @@ int stats_samples_read_file(const char *path, struct stats_samples *out, char *e
 
 	memset(out, 0, sizeof(*out));
 	if (!f)
-		return fail(err, err_size, path, 0, "%s", strerror(errno));
+		return stats_read_error(err, err_size, path, 0, "%s", strerror(errno));
 	if (!is_stdin && is_directory(f)) {
 		fclose(f);
-		return fail(err, err_size, path, 0, "%s", strerror(EISDIR));
+		return stats_read_error(err, err_size, path, 0, "%s", strerror(EISDIR));
 	}
 	rc = slurp(f, &data, &len);
 	if (!is_stdin)
 		fclose(f);
 	if (rc == -EFBIG)
-		return fail(err, err_size, path, 0, "file too large (over %zu bytes)",
-			    (size_t)STATS_SAMPLES_MAX_COUNT * 64);
+		return stats_read_error(err, err_size, path, 0, "file too large (over %zu bytes)",
+					(size_t)STATS_SAMPLES_MAX_COUNT * 64);
 	if (rc) {
-		fail(err, err_size, path, 0, "%s", strerror(-rc));
+		stats_read_error(err, err_size, path, 0, "%s", strerror(-rc));
 		return rc;
 	}
 	rc = stats_samples_read_buffer(is_stdin ? "<stdin>" : path, data, len, out, err, err_size);

@@ -13,6 +13,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "stats/internal.h"
 #include "stats/stats.h"
 
 #define MAX_FIELDS 16
@@ -21,25 +22,6 @@
 struct columns {
 	int benchmark, time, config;
 };
-
-static int fail(char *err, size_t size, const char *name, size_t line, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-static int fail(char *err, size_t size, const char *name, size_t line, const char *fmt, ...)
-{
-	va_list ap;
-	int used;
-
-	if (!err || !size)
-		return -EINVAL;
-	used =
-	    line ? snprintf(err, size, "%s:%zu: ", name, line) : snprintf(err, size, "%s: ", name);
-	if (used >= 0 && (size_t)used < size) {
-		va_start(ap, fmt);
-		vsnprintf(err + used, size - (size_t)used, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
 
 static void trim(char *s)
 {
@@ -190,17 +172,18 @@ static int data_line(struct stats_suite *s, const struct columns *c, char fields
 
 	need = need > c->config ? need : c->config;
 	if (nf <= need)
-		return fail(err, err_size, s->name, lineno, "expected %d fields, found %d",
-			    need + 1, nf);
+		return stats_read_error(err, err_size, s->name, lineno,
+					"expected %d fields, found %d", need + 1, nf);
 	if (!fields[c->benchmark][0] || !fields[c->config][0])
-		return fail(err, err_size, s->name, lineno, "empty benchmark or configuration");
+		return stats_read_error(err, err_size, s->name, lineno,
+					"empty benchmark or configuration");
 	if (parse_time(fields[c->time], &t))
-		return fail(err, err_size, s->name, lineno, "time '%.40s' is not a finite number",
-			    fields[c->time]);
+		return stats_read_error(err, err_size, s->name, lineno,
+					"time '%.40s' is not a finite number", fields[c->time]);
 	b = intern(&s->benchmarks, &s->n_benchmarks, fields[c->benchmark]);
 	cf = intern(&s->configs, &s->n_configs, fields[c->config]);
 	if (b < 0 || cf < 0 || suite_push(s, t, b, cf))
-		return fail(err, err_size, s->name, lineno, "out of memory");
+		return stats_read_error(err, err_size, s->name, lineno, "out of memory");
 	return 0;
 }
 
@@ -230,15 +213,17 @@ int stats_suite_read_buffer(const char *name, const char *buf, size_t len, struc
 			continue;
 		nf = split_csv(p, l, fields);
 		if (nf < 0)
-			return fail(err, err_size, name, lineno,
-				    "malformed CSV line (quotes, NUL bytes, or over %d fields of "
-				    "%d bytes)",
-				    MAX_FIELDS, MAX_FIELD - 1);
+			return stats_read_error(
+			    err, err_size, name, lineno,
+			    "malformed CSV line (quotes, NUL bytes, or over %d fields of "
+			    "%d bytes)",
+			    MAX_FIELDS, MAX_FIELD - 1);
 		if (!have_header) {
 			if (header_columns(fields, nf, &cols))
-				return fail(err, err_size, name, lineno,
-					    "header must name the columns benchmark, time and "
-					    "config (or tune/ext)");
+				return stats_read_error(
+				    err, err_size, name, lineno,
+				    "header must name the columns benchmark, time and "
+				    "config (or tune/ext)");
 			have_header = true;
 			continue;
 		}
@@ -247,7 +232,7 @@ int stats_suite_read_buffer(const char *name, const char *buf, size_t len, struc
 			return rc;
 	}
 	if (out->n == 0)
-		return fail(err, err_size, name, 0, "no runs");
+		return stats_read_error(err, err_size, name, 0, "no runs");
 	return 0;
 }
 
@@ -261,10 +246,10 @@ int stats_suite_read_file(const char *path, struct stats_suite *out, char *err, 
 
 	memset(out, 0, sizeof(*out));
 	if (!f)
-		return fail(err, err_size, path, 0, "%s", strerror(errno));
+		return stats_read_error(err, err_size, path, 0, "%s", strerror(errno));
 	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
 		fclose(f);
-		return fail(err, err_size, path, 0, "%s", strerror(EISDIR));
+		return stats_read_error(err, err_size, path, 0, "%s", strerror(EISDIR));
 	}
 	do {
 		if (len == cap) {
@@ -274,7 +259,7 @@ int stats_suite_read_file(const char *path, struct stats_suite *out, char *err, 
 			if (!grown) {
 				free(data);
 				fclose(f);
-				return fail(err, err_size, path, 0, "file too large");
+				return stats_read_error(err, err_size, path, 0, "file too large");
 			}
 			data = grown;
 			cap = cap ? cap * 2 : 65536;
