@@ -56,6 +56,8 @@ double rng_double(struct rng *r);
 /* --- strings --- */
 /* Copy at most size-1 bytes and always terminate; returns strlen(src). */
 size_t str_copy(char *dst, const char *src, size_t size);
+/* Parse a decimal integer in [min, max]: no sign, no spaces, nothing after it. */
+bool parse_u64_range(const char *text, uint64_t min, uint64_t max, uint64_t *out);
 /* Parse "FILE:LINE" (splitting at the last ':'); file is copied into file_out. */
 bool parse_file_line(const char *spec, char *file_out, size_t file_size, unsigned *line_out);
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 #include "base/base.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,5 +112,20 @@ bool parse_file_line(const char *spec, char *file_out, size_t file_size, unsigne
 	memcpy(file_out, spec, (size_t)(colon - spec));
 	file_out[colon - spec] = '\0';
 	*line_out = (unsigned)line;
+	return true;
+}
+
+bool parse_u64_range(const char *text, uint64_t min, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!text || !*text || *text == '-' || *text == '+' || *text == ' ')
+		return false;
+	errno = 0;
+	v = strtoull(text, &end, 10);
+	if (errno || *end != '\0' || v < min || v > max)
+		return false;
+	*out = v;
 	return true;
 }

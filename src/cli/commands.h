@@ -19,6 +19,9 @@
 LEVER_COMMANDS(DECLARE_COMMAND)
 #undef DECLARE_COMMAND
 
+/* `lever causal report` (causal_report.c), reached through `lever causal`. */
+int cmd_causal_report(int argc, char **argv);
+
 /* Directory holding lever's runtimes (liblever-*.so): <dir of lever>/../lib/lever. */
 const char *lever_runtime_dir(void);
 

@@ -260,8 +260,7 @@ static void *profiler_main(void *unused)
 	output_flush();
 	if (!linemap_ready())
 		experiment_prepare();
-	if (linemap_object_count() == 0)
-		goto out;
+	/* no in-scope object yet is not the end: one may still be dlopen'ed */
 	/* paper: experiments start once a progress point exists */
 	while (!rt.cfg.end_to_end && progress_count() == 0 && nap(POLL_NS))
 		;
@@ -275,7 +274,6 @@ static void *profiler_main(void *unused)
 			break;
 		nap(rt.cfg.cooloff_ns);
 	}
-out:
 	write_samples_records();
 	return NULL;
 }

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * lever causal report: read causal profiles (lever's or Coz's) and summarise
+ * them per line. The analysis itself is in src/causal.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/base.h"
+#include "causal/causal.h"
+#include "cli/commands.h"
+
+#define EXIT_USAGE 2
+
+static const char report_usage[] =
+    "usage: lever causal report [OPTIONS] [PROFILE...]\n"
+    "\n"
+    "Summarise causal profiles (default ./profile.coz; several files are combined).\n"
+    "For each line, prints the predicted program speedup at each line speedup,\n"
+    "steepest curve first.\n"
+    "\n"
+    "  --min-speedups N   distinct speedups a line needs to be shown (default 5)\n"
+    "  --top N            show the N steepest lines (default 10; 0 = all)\n"
+    "  --strict           fail on the first malformed line instead of skipping it\n"
+    "  -h, --help         show this help\n";
+
+struct report_options {
+	struct causal_summary_options summary;
+	struct causal_report_options report;
+	struct causal_read_options read;
+};
+
+enum { ROPT_MIN_SPEEDUPS = 256, ROPT_TOP, ROPT_STRICT };
+
+static const struct option report_long_options[] = {
+    {"min-speedups", required_argument, NULL, ROPT_MIN_SPEEDUPS},
+    {"top", required_argument, NULL, ROPT_TOP},
+    {"strict", no_argument, NULL, ROPT_STRICT},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static int report_usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "lever causal report: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nRun 'lever causal report --help' for usage.\n");
+	return EXIT_USAGE;
+}
+
+/* Returns 0, -1 after --help, or an exit status. */
+static int parse_report_options(struct report_options *o, int argc, char **argv)
+{
+	uint64_t v;
+	int c;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":h", report_long_options, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			fputs(report_usage, stdout);
+			return -1;
+		case ROPT_MIN_SPEEDUPS:
+			if (!parse_u64_range(optarg, 1, 101, &v))
+				return report_usage_error("--min-speedups: '%s' is not 1..101",
+							  optarg);
+			o->summary.min_speedups = (unsigned)v;
+			break;
+		case ROPT_TOP:
+			if (!parse_u64_range(optarg, 0, 1000000000, &v))
+				return report_usage_error("--top: '%s' is not a count", optarg);
+			o->report.top = v;
+			break;
+		case ROPT_STRICT:
+			o->read.strict = true;
+			break;
+		case ':':
+			return report_usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			return report_usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	return 0;
+}
+
+static void warn_read(const struct causal_profile *p, const struct causal_read_stats *before,
+		      const char *path)
+{
+	const struct causal_read_stats *s = &p->stats;
+
+	if (s->dropped_duration > before->dropped_duration)
+		fprintf(stderr,
+			"lever causal report: warning: %s: skipped %llu experiment(s) with "
+			"duration <= 0\n",
+			path, (unsigned long long)(s->dropped_duration - before->dropped_duration));
+	if (s->unknown_records > before->unknown_records)
+		fprintf(
+		    stderr,
+		    "lever causal report: warning: %s: skipped %llu record(s) of unknown type\n",
+		    path, (unsigned long long)(s->unknown_records - before->unknown_records));
+	if (s->malformed > before->malformed)
+		fprintf(stderr,
+			"lever causal report: warning: %s: skipped %llu malformed line(s)\n", path,
+			(unsigned long long)(s->malformed - before->malformed));
+}
+
+static int read_profiles(struct causal_profile *p, char **paths, int n,
+			 const struct causal_read_options *opt)
+{
+	for (int i = 0; i < n; i++) {
+		struct causal_read_stats before = p->stats;
+		size_t diags = p->n_diagnostics;
+
+		if (causal_profile_read_file(p, paths[i], opt)) {
+			fprintf(stderr, "lever causal report: %s\n", p->error);
+			return 1;
+		}
+		for (size_t k = diags, shown = 0; k < p->n_diagnostics && shown < 5; k++) {
+			if (strstr(p->diagnostics[k], "unknown type"))
+				continue; /* summarised by warn_read */
+			fprintf(stderr, "lever causal report: warning: %s\n", p->diagnostics[k]);
+			shown++;
+		}
+		warn_read(p, &before, paths[i]);
+		if (p->stats.records == before.records) {
+			fprintf(stderr, "lever causal report: %s: no profile records found\n",
+				paths[i]);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int cmd_causal_report(int argc, char **argv)
+{
+	struct report_options o = {{0}, {.top = 10}, {0}};
+	char *default_path[] = {"profile.coz"};
+	struct causal_profile prof;
+	struct causal_summary sum;
+	char **paths;
+	int n, ret;
+
+	ret = parse_report_options(&o, argc, argv);
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	paths = optind < argc ? argv + optind : default_path;
+	n = optind < argc ? argc - optind : 1;
+	causal_profile_init(&prof);
+	ret = read_profiles(&prof, paths, n, &o.read);
+	if (ret)
+		goto out;
+	if (causal_summarize(&prof, &o.summary, &sum)) {
+		fprintf(stderr, "lever causal report: out of memory\n");
+		ret = 1;
+		goto out;
+	}
+	causal_report_text(stdout, &prof, &sum, &o.report);
+	causal_summary_free(&sum);
+out:
+	causal_profile_free(&prof);
+	return ret;
+}
+
