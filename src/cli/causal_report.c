@@ -163,4 +163,3 @@ out:
 	causal_profile_free(&prof);
 	return ret;
 }
-
