@@ -3,7 +3,7 @@
 # Idempotent; works as root or through sudo.
 set -eu
 PKGS="build-essential cmake pkg-config clang libdw-dev libelf-dev libcapstone-dev libgsl-dev
-libcmocka-dev libjansson-dev coz-profiler"
+libcmocka-dev libjansson-dev coz-profiler gcc-12-plugin-dev llvm-14-dev"
 # --bench: the peers and targets of bench/ (hyperfine, tcl for the sqlite3
 # amalgamation, xz for the comparisons); --browser: headless Chromium.
 case "${1:-}" in
