@@ -61,8 +61,11 @@ static const char causal_usage[] =
     "      --seed N                random seed (default: from the clock)\n"
     "\n"
     "Sampling:\n"
-    "      --sampler=perf|timer    perf_event_open (default; falls back to timer)\n"
-    "                              or a CPU-time timer\n"
+    "      --sampler=perf|timer|none\n"
+    "                              perf_event_open (default; falls back to timer),\n"
+    "                              a CPU-time timer, or none: start-up only (the\n"
+    "                              line map is built, nothing is sampled; to\n"
+    "                              measure lever's start-up overhead)\n"
     "      --sample-period DUR     CPU time between samples (default 1ms)\n"
     "      --batch N               samples processed per batch (default 10)\n"
     "\n"
@@ -301,8 +304,8 @@ static int apply_option(struct causal_options *o, int c, const char *arg)
 		o->fixed_speedup = arg;
 		return 0;
 	case OPT_SAMPLER:
-		if (strcmp(arg, "perf") && strcmp(arg, "timer"))
-			return usage_error("--sampler: '%s' is not perf or timer", arg);
+		if (strcmp(arg, "perf") && strcmp(arg, "timer") && strcmp(arg, "none"))
+			return usage_error("--sampler: '%s' is not perf, timer or none", arg);
 		o->sampler = arg;
 		return 0;
 	case 'v':

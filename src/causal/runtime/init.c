@@ -55,6 +55,7 @@ static void read_config(struct runtime_config *c)
 	c->follow_children = env_u64(LEVER_ENV_FOLLOW_CHILDREN, 0) != 0;
 	v = getenv(LEVER_ENV_SAMPLER);
 	c->force_timer = v && strcmp(v, "timer") == 0;
+	c->no_sampler = v && strcmp(v, "none") == 0;
 	c->fixed_speedup = getenv(LEVER_ENV_FIXED_SPEEDUP) && *getenv(LEVER_ENV_FIXED_SPEEDUP)
 			       ? (int)env_u64(LEVER_ENV_FIXED_SPEEDUP, 0)
 			       : -1;
@@ -216,6 +217,10 @@ static void diagnose(void)
 		 (unsigned long long)(atomic_load(&rt.inserted_delay_ns) / NSEC_PER_MSEC));
 	if (s->useful)
 		return;
+	if (rt.cfg.no_sampler) {
+		LOG_INFO("--sampler=none: start-up only, no samples and no experiments\n");
+		return;
+	}
 	LOG_WARN("no usable experiment was recorded in %s:\n", rt.cfg.output);
 	if (atomic_load(&rt.total_samples) == 0)
 		LOG_WARN("  no samples were taken: the %s sampler did not deliver any (the run "

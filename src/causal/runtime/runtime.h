@@ -91,6 +91,7 @@ struct runtime_config {
 	unsigned verbose; /* 0, 1 (-v) or 2 (-vv: every experiment) */
 	bool follow_children;
 	bool force_timer;
+	bool no_sampler; /* "none": start-up only (line map, no samples), to measure overhead */
 	int fixed_speedup; /* -1: random */
 	char fixed_line[4096];
 	double zero_probability;

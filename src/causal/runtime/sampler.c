@@ -140,6 +140,8 @@ static bool timer_start(struct thread_state *t)
 
 bool sampler_start(struct thread_state *t)
 {
+	if (rt.cfg.no_sampler)
+		return true;
 	if (!page_size)
 		page_size = (size_t)sysconf(_SC_PAGESIZE);
 	if (!rt.cfg.force_timer && !atomic_load(&perf_refused)) {
@@ -417,7 +419,7 @@ void sampler_install_handler(void)
 	sigemptyset(&sa.sa_mask);
 	if (real_sigaction)
 		real_sigaction(LEVER_SIGNAL, &sa, NULL);
-	rt.sampler_name = rt.cfg.force_timer ? "timer" : "perf";
+	rt.sampler_name = rt.cfg.no_sampler ? "none" : rt.cfg.force_timer ? "timer" : "perf";
 }
 
 void signals_unblock_ours(void)
