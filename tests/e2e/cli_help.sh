@@ -59,7 +59,7 @@ c "is not FILE:LINE" --sampled-progress main.c:x -- true
 c "not a percentage 0..100" --fixed-speedup 101 -- true
 c "not a percentage 0..100" --fixed-speedup -1 -- true
 c "not a percentage 0..100" --fixed-speedup 5.5 -- true
-c "not perf or timer" --sampler=hw -- true
+c "not perf, timer or none" --sampler=hw -- true
 c "not a probability" --zero-probability 1.5 -- true
 c "not a probability" --zero-probability x -- true
 c "percentage 1..100" --speedup-step 0 -- true
