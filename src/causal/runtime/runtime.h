@@ -91,7 +91,7 @@ struct runtime_config {
 	unsigned verbose; /* 0, 1 (-v) or 2 (-vv: every experiment) */
 	bool follow_children;
 	bool force_timer;
-	bool no_sampler; /* "none": start-up only (line map, no samples), to measure overhead */
+	bool no_sampler;   /* "none": start-up only (line map, no samples), to measure overhead */
 	int fixed_speedup; /* -1: random */
 	char fixed_line[4096];
 	double zero_probability;
@@ -148,6 +148,12 @@ void threads_foreach(void (*fn)(struct thread_state *t, void *ctx), void *ctx);
 void threads_init(void);
 unsigned threads_live(void);
 void threads_after_fork_child(struct thread_state *self);
+/*
+ * Before the calling thread exits: have every other running thread count its
+ * unprocessed samples now (they raise G), so that the exiting thread pays for
+ * selected-line work done while it was alive; it can never pay later.
+ */
+void threads_flush_samples(struct thread_state *self);
 
 /* ---- sampling (sampler.c) ---- */
 bool sampler_start(struct thread_state *t);

@@ -8,6 +8,7 @@
  * joiner can wake, so an exiting thread pays what it owes first.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -125,6 +126,7 @@ void thread_unregister(struct thread_state *t)
 	t->exiting = true;
 	/* Count the last samples and pay what is owed before a joiner can wake. */
 	samples_process(t);
+	threads_flush_samples(t);
 	delays_catch_up(t);
 	progress_thread_stop(t);
 	sampler_stop(t);
@@ -221,4 +223,53 @@ void threads_after_fork_child(struct thread_state *self)
 	atomic_store(&live_threads, self ? 1 : 0);
 	if (self)
 		self->tid = (pid_t)syscall(SYS_gettid);
+}
+
+struct flush {
+	struct thread_state *self;
+	uint64_t request;
+	unsigned waiting;
+	bool send;
+};
+
+static void flush_visit(struct thread_state *t, void *ctx)
+{
+	struct flush *f = ctx;
+
+	if (t == f->self || t->exiting || atomic_load(&t->blocked))
+		return;
+	if (f->send)
+		sampler_request_catch_up(t);
+	else if (atomic_load(&t->ack) < f->request)
+		f->waiting++;
+}
+
+/*
+ * Samples are counted in batches (every 10 ms of a thread's CPU time), so G
+ * lags the selected line's real execution by up to a batch. A thread that
+ * lives shorter than that (a worker per request or per round) would exit
+ * before the pauses for its co-runners' work are known, while the experiment
+ * still subtracts them from its duration: the prediction would be inflated.
+ * So an exiting thread first asks the others to count their samples, and
+ * waits a bounded time (a descheduled thread may not answer soon).
+ */
+void threads_flush_samples(struct thread_state *self)
+{
+	struct flush f = {.self = self, .send = true};
+	uint64_t deadline;
+
+	if (atomic_load_explicit(&rt.active, memory_order_acquire) != EXPERIMENT_RUNNING ||
+	    atomic_load(&rt.delay_ns) == 0)
+		return;
+	f.request = atomic_fetch_add(&rt.end_request, 1) + 1;
+	threads_foreach(flush_visit, &f);
+	f.send = false;
+	deadline = time_monotonic_ns() + 2 * NSEC_PER_MSEC;
+	do {
+		f.waiting = 0;
+		threads_foreach(flush_visit, &f);
+		if (!f.waiting)
+			return;
+		sched_yield();
+	} while (time_monotonic_ns() < deadline);
 }
