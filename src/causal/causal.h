@@ -131,8 +131,9 @@ void causal_profile_init(struct causal_profile *p);
 void causal_profile_free(struct causal_profile *p);
 
 /*
- * Append the runs in a file (Coz's legacy tab-separated format; see
- * doc/formats/profile.md) to p. Returns 0, or -1 with p->error set (cannot
+ * Append the runs in a file to p: Coz's legacy tab-separated format (see
+ * doc/formats/profile.md) or Coz's JSON Lines, told apart by the file's first
+ * non-blank line (`{` starts JSON). Returns 0, or -1 with p->error set (cannot
  * open or read the file, out of memory, or a malformed line in strict mode).
  * opt may be NULL.
  */
@@ -161,11 +162,16 @@ int64_t causal_profile_total_runtime(const struct causal_profile *p);
 struct causal_bucket {
 	int speedup_pct;
 	unsigned experiments;
-	double duration;	/* sum of effective durations, ns */
-	double visits;		/* throughput: sum of deltas; latency: sum of arrivals */
-	double departures;	/* latency: sum of departures */
-	double difference_dur;	/* latency: sum of difference * duration */
-	double program_speedup; /* predicted program speedup (fraction); 0 for the 0% bucket */
+	double duration;	 /* sum of effective durations, ns */
+	double visits;		 /* throughput: sum of deltas; latency: sum of arrivals */
+	double departures;	 /* latency: sum of departures */
+	double difference_dur;	 /* latency: sum of difference * duration */
+	double selected_samples; /* sum of the selected line's samples during the experiments */
+	double raw_speedup;	 /* program speedup before phase correction (fraction) */
+	double phase_factor;	 /* phase correction applied, (t_obs/s_obs)(s/T); 1 if none */
+	double program_speedup;	 /* predicted program speedup (fraction); 0 for the 0% bucket */
+	double ci_low, ci_high;	 /* bootstrap confidence interval of program_speedup */
+	size_t first_entry;	 /* private: the bucket's experiments, for the bootstrap */
 };
 
 /* The curve of one (selected line, progress point). */
@@ -174,48 +180,100 @@ struct causal_series {
 	uint32_t point;		       /* index into profile->points */
 	struct causal_bucket *buckets; /* sorted by speedup_pct, first is 0% */
 	size_t n_buckets;
-	unsigned experiments; /* over the kept buckets */
-	double slope;	      /* least-squares slope of program vs line speedup (clamped) */
-	double max_speedup;   /* largest program speedup among the buckets */
+	unsigned experiments;	       /* over the kept buckets */
+	double slope;		       /* least-squares slope of program vs line speedup (clamped) */
+	double slope_low, slope_high;  /* its bootstrap confidence interval */
+	double intercept;	       /* of the fitted line, for charts */
+	double impact;		       /* largest mean program speedup over [0, x] (Coz's viewer) */
+	double max_speedup;	       /* largest program speedup among the buckets */
+	bool contention;	       /* the slope's interval lies entirely below 0 */
+	bool phase_corrected;	       /* the phase correction was applied to its points */
+	int64_t line_samples;	       /* s: the line's samples over all runs (0 if unknown) */
+};
+
+enum causal_sort {
+	CAUSAL_SORT_SLOPE = 0, /* steepest rise first (the paper) */
+	CAUSAL_SORT_IMPACT,    /* largest impact first (Coz's viewer) */
+	CAUSAL_SORT_NAME,      /* by file:line, then progress point */
 };
 
 struct causal_summary_options {
-	unsigned min_speedups; /* distinct speedups a line needs; 0 = default (5) */
-	double min_visits;     /* visits (or arrivals) a bucket needs; 0 = default (5) */
+	unsigned min_speedups;	    /* distinct speedups a line needs; 0 = default (5) */
+	double min_visits;	    /* visits (or arrivals) a bucket needs; 0 = default (5) */
+	bool no_phase_correction;   /* skip the phase correction (on by default) */
+	unsigned resamples;	    /* bootstrap resamples; 0 = default (1000) */
+	double level;		    /* confidence level; 0 = default (0.95) */
+	uint64_t seed;		    /* seed of the bootstrap generator (results repeat) */
+	enum causal_sort sort;
 };
 
 struct causal_summary {
-	struct causal_series *series; /* sorted by slope, steepest rise first */
+	struct causal_series *series; /* sorted as options->sort says */
 	size_t n_series;
 	size_t dropped_no_baseline;  /* (line, point) pairs without a usable 0% bucket */
 	size_t dropped_few_speedups; /* pairs with fewer than min_speedups speedups */
-	size_t dropped_buckets;	     /* buckets with too few visits */
+	size_t dropped_buckets;	     /* buckets with too few visits (or no samples to correct) */
+	bool phase_correction;	     /* the correction was asked for */
+	int64_t runtime_ns;	     /* T: the runs' runtimes summed (0 if not recorded) */
+	unsigned resamples;
+	double level;
+	uint64_t seed;
 };
 
 #define CAUSAL_DEFAULT_MIN_SPEEDUPS 5
 #define CAUSAL_DEFAULT_MIN_VISITS   5
+#define CAUSAL_DEFAULT_RESAMPLES    1000
+#define CAUSAL_DEFAULT_LEVEL	    0.95
 
 /*
  * Group experiments by (selected line, point, speedup), sum durations and
  * deltas, and compute the program speedup of each bucket against the line's
  * own 0% bucket (throughput: 1 - p_s/p_0 with p = duration/visits; latency:
  * Little's law, (W_0 - W_s)/W_0). Buckets with too few visits are dropped.
- * Lines are sorted by the least-squares slope of their curve, fitted with
- * program speedups clamped to [-100%, +200%] so that one glitched bucket
- * cannot decide the rank. Returns 0, or -1 when out of memory.
+ * Unless turned off, each bucket's speedup is multiplied by the phase
+ * correction (t_obs/s_obs)(s/T) (paper eq. 8; spec coz.md §9), when the
+ * profile has the `samples` and `runtime` records it needs. Every point and
+ * every slope gets a percentile bootstrap interval (experiments resampled
+ * within each bucket, fixed seed). Lines are ranked by the least-squares
+ * slope of their curve, fitted with program speedups clamped to
+ * [-100%, +200%] so that one glitched bucket cannot decide the rank, or by
+ * impact or name. Returns 0, or -1 when out of memory.
  */
 int causal_summarize(const struct causal_profile *p, const struct causal_summary_options *opt,
 		     struct causal_summary *out);
 void causal_summary_free(struct causal_summary *s);
 
+/* Sort the series again (stable for equal keys: by name). */
+void causal_summary_sort(const struct causal_profile *p, struct causal_summary *s,
+			 enum causal_sort sort);
+
+/* Name of a point kind: "throughput" or "latency". */
+const char *causal_point_kind_name(enum causal_point_kind kind);
+/* The sampler all of lever's runs used ("perf", "timer"), or NULL if unknown or mixed. */
+const char *causal_profile_sampler(const struct causal_profile *p, uint64_t *period_ns);
+
 /* ---------------------------------------------------------------- text report */
 
 struct causal_report_options {
-	size_t top; /* lines to print, 0 = all */
+	size_t top;	   /* lines to print, 0 = all */
+	bool ascii;	   /* curves in ASCII instead of Unicode blocks */
+	bool detail;	   /* also each line's points, with their intervals */
+	char **files;	   /* the profiles read, for the summary */
+	size_t n_files;
 };
 
-/* Print the summary as per-line tables, readable at 80 columns. */
+/*
+ * Print the summary as one table per progress point (line, slope with its
+ * interval, max predicted speedup, points, an inline curve), readable at 80
+ * columns; with detail, each line's points follow.
+ */
 void causal_report_text(FILE *out, const struct causal_profile *p, const struct causal_summary *s,
+			const struct causal_report_options *opt);
+/* The report as JSON (doc/formats/causal-report-json.md). */
+void causal_report_json(FILE *out, const struct causal_profile *p, const struct causal_summary *s,
+			const struct causal_report_options *opt);
+/* One self-contained HTML page with a chart per line (inline SVG and a little JS). */
+void causal_report_html(FILE *out, const struct causal_profile *p, const struct causal_summary *s,
 			const struct causal_report_options *opt);
 
 #endif

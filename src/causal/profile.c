@@ -5,14 +5,23 @@
  *
  *   RECORD<TAB>key=value<TAB>key=value...
  *
+ * and in Coz's JSON Lines format, one object per line with the record type
+ * under "type" and the same fields as keys ("selected_samples" for
+ * selected-samples). A JSON line is turned into the legacy record it stands
+ * for, so both formats go through the same checks. Which format a file is in
+ * is decided by its first non-blank line.
+ *
  * Point records belong to the experiment before them; `startup` begins a run.
  * Unknown record types and unknown keys are skipped, so newer writers stay
  * readable. Bad lines are skipped and reported as FILE:LINE: message.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <jansson.h>
 
 #include "causal/causal.h"
 #include "causal/table.h"
@@ -53,6 +62,9 @@ struct reader {
 	bool said_unknown;
 	char *scratch; /* NUL-terminated copy of a field value */
 	size_t scratch_cap;
+	enum { FORMAT_UNKNOWN, FORMAT_LEGACY, FORMAT_JSON } format;
+	char *json_line; /* a JSON line rewritten as a legacy record */
+	size_t json_len, json_cap;
 };
 
 /* ------------------------------------------------------------ utilities */
@@ -153,8 +165,8 @@ static bool split_record(struct reader *rd, const char *line, size_t len, struct
 	for (size_t i = 0; i < rec->type_len; i++) {
 		if (!is_record_char(s[i])) {
 			if (s[0] == '{')
-				bad_line(rd, "not a tab-separated profile record (JSON Lines "
-					     "profiles are not supported yet)");
+				bad_line(rd, "a JSON line in a tab-separated profile (a file "
+					     "is one format or the other)");
 			else
 				bad_line(rd, "not a profile record");
 			return false;
@@ -630,6 +642,164 @@ static void unknown_record(struct reader *rd, const struct record *rec)
 	add_diagnostic(rd->p, text);
 }
 
+static void dispatch_record(struct reader *rd, const struct record *rec)
+{
+	if (type_is(rec, "startup"))
+		read_startup(rd, rec);
+	else if (type_is(rec, "experiment"))
+		read_experiment(rd, rec);
+	else if (type_is(rec, "throughput-point"))
+		read_throughput(rd, rec, "throughput-point");
+	else if (type_is(rec, "progress-point"))
+		read_throughput(rd, rec, "progress-point");
+	else if (type_is(rec, "latency-point"))
+		read_latency(rd, rec);
+	else if (type_is(rec, "samples"))
+		read_samples(rd, rec);
+	else if (type_is(rec, "runtime"))
+		read_runtime(rd, rec);
+	else if (type_is(rec, "shutdown"))
+		read_shutdown(rd, rec);
+	else if (type_is(rec, "lever"))
+		read_lever_header(rd, rec);
+	else
+		unknown_record(rd, rec);
+}
+
+/* ------------------------------------------------------------ JSON Lines */
+
+static bool json_append(struct reader *rd, const char *text, size_t n)
+{
+	if (grow((void **)&rd->json_line, &rd->json_cap, rd->json_len + n + 1, 1)) {
+		out_of_memory(rd);
+		return false;
+	}
+	memcpy(rd->json_line + rd->json_len, text, n);
+	rd->json_len += n;
+	rd->json_line[rd->json_len] = '\0';
+	return true;
+}
+
+/* Text that cannot stand in a legacy field: TAB, newline, NUL. */
+static bool fits_field(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '\t' || s[i] == '\n' || s[i] == '\r' || s[i] == '\0')
+			return false;
+	}
+	return true;
+}
+
+/* A JSON scalar as the text of a legacy value; false (after a diagnostic) if it is not one. */
+static bool json_value_text(struct reader *rd, const char *key, json_t *v, char *buf, size_t size,
+			    const char **text, size_t *len)
+{
+	if (json_is_string(v)) {
+		*text = json_string_value(v);
+		*len = json_string_length(v);
+		if (!fits_field(*text, *len)) {
+			bad_line(rd, "\"%.40s\": string with a control character", key);
+			return false;
+		}
+		return true;
+	}
+	if (json_is_integer(v))
+		snprintf(buf, size, "%lld", (long long)json_integer_value(v));
+	else if (json_is_real(v) && isfinite(json_real_value(v)))
+		snprintf(buf, size, "%.17g", json_real_value(v));
+	else {
+		bad_line(rd, "\"%.40s\" is not a string or a number", key);
+		return false;
+	}
+	*text = buf;
+	*len = strlen(buf);
+	return true;
+}
+
+/* Rewrite one JSON object as the legacy line TYPE<TAB>key=value...; false if malformed. */
+static bool json_to_record_line(struct reader *rd, json_t *obj)
+{
+	json_t *type = json_object_get(obj, "type");
+	const char *key;
+	json_t *v;
+
+	rd->json_len = 0;
+	if (!json_is_string(type) || json_string_length(type) == 0) {
+		bad_line(rd, "JSON record without a \"type\" string");
+		return false;
+	}
+	if (!json_append(rd, json_string_value(type), json_string_length(type)))
+		return false;
+	json_object_foreach(obj, key, v)
+	{
+		char num[64];
+		const char *text;
+		size_t len, key_len = strlen(key);
+
+		if (strcmp(key, "type") == 0)
+			continue;
+		if (key_len == 0 || !fits_field(key, key_len) || strchr(key, '=')) {
+			bad_line(rd, "JSON key \"%.40s\" cannot be a field name", key);
+			return false;
+		}
+		if (!json_value_text(rd, key, v, num, sizeof(num), &text, &len))
+			return false;
+		if (!json_append(rd, "\t", 1))
+			return false;
+		/* selected_samples (JSON) is selected-samples (legacy) */
+		for (size_t i = 0; i < key_len; i++) {
+			char c = key[i] == '_' ? '-' : key[i];
+
+			if (!json_append(rd, &c, 1))
+				return false;
+		}
+		if (!json_append(rd, "=", 1) || !json_append(rd, text, len))
+			return false;
+	}
+	return true;
+}
+
+static void read_json_line(struct reader *rd, const char *line, size_t len)
+{
+	json_error_t err;
+	json_t *obj = json_loadb(line, len, JSON_REJECT_DUPLICATES, &err);
+	struct record rec;
+
+	if (!obj) {
+		bad_line(rd, "not valid JSON (column %d): %.100s", err.column, err.text);
+		return;
+	}
+	if (!json_is_object(obj)) {
+		bad_line(rd, "JSON line is not an object");
+		json_decref(obj);
+		return;
+	}
+	if (json_to_record_line(rd, obj) && split_record(rd, rd->json_line, rd->json_len, &rec))
+		dispatch_record(rd, &rec);
+	json_decref(obj);
+}
+
+/* ------------------------------------------------------------ lines */
+
+static bool is_blank(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] != ' ' && s[i] != '\t')
+			return false;
+	}
+	return true;
+}
+
+/* The first non-blank line decides: '{' starts a JSON Lines file. */
+static void detect_format(struct reader *rd, const char *line, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len && (line[i] == ' ' || line[i] == '\t'))
+		i++;
+	rd->format = i < len && line[i] == '{' ? FORMAT_JSON : FORMAT_LEGACY;
+}
+
 static void read_line(struct reader *rd, const char *line, size_t len)
 {
 	struct record rec;
@@ -638,34 +808,20 @@ static void read_line(struct reader *rd, const char *line, size_t len)
 	rd->p->stats.lines++;
 	if (len > 0 && line[len - 1] == '\r')
 		len--;
-	if (len == 0)
+	if (len == 0 || (rd->format == FORMAT_JSON && is_blank(line, len)))
 		return;
 	if (memchr(line, '\0', len)) {
 		bad_line(rd, "NUL byte in line");
 		return;
 	}
-	if (!split_record(rd, line, len, &rec))
+	if (rd->format == FORMAT_UNKNOWN)
+		detect_format(rd, line, len);
+	if (rd->format == FORMAT_JSON) {
+		read_json_line(rd, line, len);
 		return;
-	if (type_is(&rec, "startup"))
-		read_startup(rd, &rec);
-	else if (type_is(&rec, "experiment"))
-		read_experiment(rd, &rec);
-	else if (type_is(&rec, "throughput-point"))
-		read_throughput(rd, &rec, "throughput-point");
-	else if (type_is(&rec, "progress-point"))
-		read_throughput(rd, &rec, "progress-point");
-	else if (type_is(&rec, "latency-point"))
-		read_latency(rd, &rec);
-	else if (type_is(&rec, "samples"))
-		read_samples(rd, &rec);
-	else if (type_is(&rec, "runtime"))
-		read_runtime(rd, &rec);
-	else if (type_is(&rec, "shutdown"))
-		read_shutdown(rd, &rec);
-	else if (type_is(&rec, "lever"))
-		read_lever_header(rd, &rec);
-	else
-		unknown_record(rd, &rec);
+	}
+	if (split_record(rd, line, len, &rec))
+		dispatch_record(rd, &rec);
 }
 
 /* ------------------------------------------------------------ entry points */
@@ -721,6 +877,7 @@ static int reader_begin(struct reader *rd, struct causal_profile *p, const char 
 static int reader_end(struct reader *rd)
 {
 	free(rd->scratch);
+	free(rd->json_line);
 	return rd->failed ? -1 : 0;
 }
 

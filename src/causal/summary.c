@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Summarise a profile into per-line speedup curves (paper §2 "Producing a
- * causal profile"; spec coz.md §10):
+ * causal profile"; spec coz.md §9, §10):
  *
  *  - experiments with the same selected line and speedup are combined by
  *    adding durations and visits (rates are never averaged);
@@ -10,18 +10,25 @@
  *  - latency (Little's law): W = mean in-flight / arrival rate
  *    = (sum difference*duration / sum duration) / (sum arrivals / sum duration),
  *    improvement = (W_0 - W_s) / W_0;
+ *  - phase correction (paper eq. 8): the speedup measured while the line ran
+ *    only applies to the fraction t_A/T of the run in which it runs, with
+ *    t_A estimated as t_obs * s / s_obs; the factor is capped at 1 (t_A <= T);
  *  - buckets with fewer than min_visits visits (arrivals) are dropped, then
  *    lines without a 0% bucket or with fewer than min_speedups speedups;
+ *  - confidence intervals: a percentile bootstrap that resamples the
+ *    experiments of each bucket (the 0% one included, so the baseline's noise
+ *    counts), recomputing every point and the slope;
  *  - lines are ranked by the least-squares slope of their curve (with
- *    program speedups clamped to [-100%, +200%] for the fit only).
- *
- * Phase correction (paper §3.4.3) is not applied here; the full report does.
+ *    program speedups clamped to [-100%, +200%] for the fit only), or by
+ *    impact (Coz's viewer: the largest mean program speedup over [0, x]).
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "causal/causal.h"
+#include "stats/stats.h"
 
 /* One point record, keyed for grouping. */
 struct entry {
@@ -32,6 +39,7 @@ struct entry {
 	double visits;
 	double departures;
 	double difference_dur;
+	double selected_samples;
 };
 
 static int compare_entries(const void *a, const void *b)
@@ -67,6 +75,7 @@ static struct entry *collect_entries(const struct causal_profile *p, size_t *n_o
 			    .visits = (double)(latency ? d->arrivals : d->delta),
 			    .departures = (double)d->departures,
 			    .difference_dur = (double)d->difference * (double)e->duration,
+			    .selected_samples = (double)e->selected_samples,
 			};
 		}
 	}
@@ -80,22 +89,31 @@ static bool same_series(const struct entry *a, const struct entry *b)
 	return a->selected == b->selected && a->point == b->point;
 }
 
-/* Fold entries[0..n) (one series, sorted by pct) into buckets with enough visits. */
-static size_t fold_buckets(const struct entry *entries, size_t n, double min_visits,
+/* Add one entry (one experiment's point record) to a bucket's sums. */
+static void bucket_add(struct causal_bucket *b, const struct entry *e)
+{
+	b->experiments++;
+	b->duration += e->duration;
+	b->visits += e->visits;
+	b->departures += e->departures;
+	b->difference_dur += e->difference_dur;
+	b->selected_samples += e->selected_samples;
+}
+
+/*
+ * Fold entries[0..n) (one series, sorted by pct) into buckets with enough
+ * visits; base is the index of entries[0] in the whole entry array.
+ */
+static size_t fold_buckets(const struct entry *entries, size_t n, size_t base, double min_visits,
 			   struct causal_bucket *out, size_t *dropped)
 {
 	size_t nb = 0;
 
 	for (size_t i = 0; i < n;) {
-		struct causal_bucket b = {.speedup_pct = entries[i].pct};
+		struct causal_bucket b = {.speedup_pct = entries[i].pct, .first_entry = base + i};
 
-		for (; i < n && entries[i].pct == b.speedup_pct; i++) {
-			b.experiments++;
-			b.duration += entries[i].duration;
-			b.visits += entries[i].visits;
-			b.departures += entries[i].departures;
-			b.difference_dur += entries[i].difference_dur;
-		}
+		for (; i < n && entries[i].pct == b.speedup_pct; i++)
+			bucket_add(&b, &entries[i]);
 		if (b.visits < min_visits || !(b.visits > 0) || !(b.duration > 0)) {
 			(*dropped)++;
 			continue;
@@ -105,12 +123,47 @@ static size_t fold_buckets(const struct entry *entries, size_t n, double min_vis
 	return nb;
 }
 
-/* The quantity whose relative change is the program speedup; 0 if unusable. */
+/* The quantity whose relative change is the program speedup. */
 static double bucket_cost(const struct causal_bucket *b, bool latency)
 {
 	if (latency)
 		return b->difference_dur / b->visits; /* Little's law: L / lambda */
 	return b->duration / b->visits;		      /* period between visits */
+}
+
+/* What the phase correction needs: s per line is looked up per series. */
+struct phase {
+	bool on;
+	double line_samples; /* s */
+	double runtime;	     /* T, ns */
+};
+
+/*
+ * The phase correction factor (t_obs / s_obs) * (s / T) of a bucket, capped
+ * at 1 (t_A cannot exceed T); NaN if the bucket has no samples of the line.
+ */
+static double phase_factor(const struct causal_bucket *b, const struct phase *ph)
+{
+	double f;
+
+	if (!(b->selected_samples > 0))
+		return NAN;
+	f = b->duration / b->selected_samples * ph->line_samples / ph->runtime;
+	return f > 1.0 ? 1.0 : f;
+}
+
+/* A bucket's program speedup against the baseline cost; NaN if unusable. */
+static double bucket_speedup(const struct causal_bucket *b, double base, bool latency,
+			     const struct phase *ph, double *raw, double *factor)
+{
+	double y = 1.0 - bucket_cost(b, latency) / base;
+	double f = ph->on ? phase_factor(b, ph) : 1.0;
+
+	if (raw)
+		*raw = y;
+	if (factor)
+		*factor = f;
+	return isfinite(y) && isfinite(f) ? y * f : NAN;
 }
 
 /* Program speedups beyond these count as these in the slope (Coz's viewer plots only this range).
@@ -124,36 +177,71 @@ static double clamp_y(double y)
 }
 
 /*
- * Least-squares slope of program vs line speedup, with program speedups
- * clamped to [-100%, +200%]: one glitched bucket (a few visits that fell in an
- * unusual moment, -7000% say) then cannot decide a line's rank, while a line
- * that really slows the program (contention) still slopes steeply down. The
- * buckets themselves keep their values.
+ * Least-squares slope of program speedup y[i] on line speedup x[i] (both
+ * fractions), with program speedups clamped to [-100%, +200%]: one glitched
+ * bucket (a few visits that fell in an unusual moment, -7000% say) then
+ * cannot decide a line's rank, while a line that really slows the program
+ * (contention) still slopes steeply down. NaN if any y is not finite.
  */
-static double fit_slope(const struct causal_bucket *b, size_t n)
+static double fit_slope(const double *x, const double *y, size_t n, double *intercept)
 {
-	double sx = 0, sy = 0, sxx = 0, sxy = 0, denom;
+	double sx = 0, sy = 0, sxx = 0, sxy = 0, denom, b;
 
 	for (size_t i = 0; i < n; i++) {
-		double x = b[i].speedup_pct / 100.0;
-		double y = clamp_y(b[i].program_speedup);
+		double yc;
 
-		sx += x;
-		sy += y;
-		sxx += x * x;
-		sxy += x * y;
+		if (!isfinite(y[i]))
+			return NAN;
+		yc = clamp_y(y[i]);
+		sx += x[i];
+		sy += yc;
+		sxx += x[i] * x[i];
+		sxy += x[i] * yc;
 	}
 	denom = (double)n * sxx - sx * sx;
-	if (n < 2 || fabs(denom) < 1e-12)
-		return 0;
-	return ((double)n * sxy - sx * sy) / denom;
+	b = n < 2 || fabs(denom) < 1e-12 ? 0 : ((double)n * sxy - sx * sy) / denom;
+	if (intercept)
+		*intercept = n ? (sy - b * sx) / (double)n : 0;
+	return b;
+}
+
+/*
+ * Coz's viewer's impact: walking the piecewise-linear curve from 0%, the
+ * largest mean program speedup over [0, x] (area under the curve divided by
+ * x). Unlike the viewer's, it can be negative, so that lines that only hurt
+ * rank last.
+ */
+static double curve_impact(const struct causal_bucket *b, size_t n)
+{
+	double area = 0, best = -INFINITY;
+
+	for (size_t i = 1; i < n; i++) {
+		double x0 = b[i - 1].speedup_pct / 100.0, x1 = b[i].speedup_pct / 100.0;
+
+		area += (b[i - 1].program_speedup + b[i].program_speedup) / 2 * (x1 - x0);
+		if (x1 > 0 && area / x1 > best)
+			best = area / x1;
+	}
+	return isfinite(best) ? best : 0;
+}
+
+/* Slope of the series' buckets' program speedups. */
+static double series_slope(struct causal_series *s, double *xs, double *ys)
+{
+	for (size_t i = 0; i < s->n_buckets; i++) {
+		xs[i] = s->buckets[i].speedup_pct / 100.0;
+		ys[i] = s->buckets[i].program_speedup;
+	}
+	return fit_slope(xs, ys, s->n_buckets, &s->intercept);
 }
 
 /* Turn folded buckets into a series; false if the line has no usable baseline. */
-static bool finish_series(struct causal_series *s, bool latency)
+static bool finish_series(struct causal_series *s, bool latency, const struct phase *ph,
+			  size_t *dropped)
 {
 	double base;
 	size_t kept = 0;
+	double *xs, *ys;
 
 	if (s->n_buckets == 0 || s->buckets[0].speedup_pct != 0)
 		return false;
@@ -162,33 +250,254 @@ static bool finish_series(struct causal_series *s, bool latency)
 		return false;
 	s->experiments = 0;
 	s->max_speedup = -INFINITY;
+	s->phase_corrected = ph->on;
 	for (size_t i = 0; i < s->n_buckets; i++) {
 		struct causal_bucket *b = &s->buckets[i];
-		double y = 1.0 - bucket_cost(b, latency) / base;
+		double y = 0;
 
-		if (!isfinite(y))
-			continue;
-		b->program_speedup = i == 0 ? 0.0 : y;
+		b->phase_factor = 1.0;
+		if (i > 0) {
+			y = bucket_speedup(b, base, latency, ph, &b->raw_speedup, &b->phase_factor);
+			if (!isfinite(y)) {
+				(*dropped)++;
+				continue;
+			}
+		}
+		b->program_speedup = y;
+		b->ci_low = b->ci_high = y; /* until the bootstrap says otherwise */
 		s->buckets[kept++] = *b;
 		s->experiments += b->experiments;
 		if (b->program_speedup > s->max_speedup)
 			s->max_speedup = b->program_speedup;
 	}
 	s->n_buckets = kept;
-	s->slope = fit_slope(s->buckets, kept);
+	s->impact = curve_impact(s->buckets, kept);
+	xs = malloc((kept + 1) * sizeof(*xs));
+	ys = malloc((kept + 1) * sizeof(*ys));
+	s->slope = xs && ys ? series_slope(s, xs, ys) : NAN;
+	s->slope_low = s->slope_high = s->slope;
+	free(xs);
+	free(ys);
 	return true;
 }
 
-static int compare_series(const void *a, const void *b)
-{
-	const struct causal_series *x = a, *y = b;
+/* ------------------------------------------------------------ bootstrap */
 
-	if (x->slope != y->slope)
-		return x->slope > y->slope ? -1 : 1;
-	if (x->selected != y->selected)
-		return x->selected < y->selected ? -1 : 1;
-	return (x->point > y->point) - (x->point < y->point);
+struct bootstrap {
+	const struct entry *entries;
+	unsigned resamples;
+	double level;
+	uint64_t seed;
+};
+
+/* A bucket's sums over experiments drawn with replacement from its own. */
+static void resample_bucket(const struct causal_bucket *b, const struct entry *entries,
+			    struct rng *r, struct causal_bucket *out)
+{
+	*out = (struct causal_bucket){.speedup_pct = b->speedup_pct};
+	for (unsigned k = 0; k < b->experiments; k++)
+		bucket_add(out, &entries[b->first_entry + rng_below(r, b->experiments)]);
 }
+
+/* FNV-1a, to give each series a seed of its own (its interval then does not
+ * depend on which other lines the profile has). */
+static uint64_t mix_string(uint64_t h, const char *s)
+{
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return (h ^ 0xff) * 0x100000001b3ull;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Percentile interval of the finite values in v[0..n) (sorted in place). */
+static void percentile_interval(double *v, size_t n, double level, double *lo, double *hi)
+{
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (isfinite(v[i]))
+			v[m++] = v[i];
+	}
+	if (m < 2 || m < n / 2) { /* mostly unusable resamples: no interval */
+		*lo = *hi = NAN;
+		return;
+	}
+	qsort(v, m, sizeof(*v), compare_doubles);
+	*lo = stats_quantile_sorted(v, m, (1 - level) / 2);
+	*hi = stats_quantile_sorted(v, m, 1 - (1 - level) / 2);
+}
+
+/*
+ * Point intervals: each resample redraws the experiments of every bucket
+ * (the 0% one too, so the baseline's noise counts) and recomputes the points
+ * against the resampled baseline, with the phase correction from the
+ * resampled sums. reps is n_buckets x B.
+ */
+static void bootstrap_points(struct causal_series *s, bool latency, const struct phase *ph,
+			     const struct bootstrap *bs, struct rng *r, double *reps)
+{
+	size_t nb = s->n_buckets, B = bs->resamples;
+	struct causal_bucket rb;
+
+	for (size_t k = 0; k < B; k++) {
+		double base;
+
+		resample_bucket(&s->buckets[0], bs->entries, r, &rb);
+		base = bucket_cost(&rb, latency);
+		for (size_t i = 1; i < nb; i++) {
+			resample_bucket(&s->buckets[i], bs->entries, r, &rb);
+			reps[i * B + k] =
+			    base > 0 ? bucket_speedup(&rb, base, latency, ph, NULL, NULL) : NAN;
+		}
+	}
+	for (size_t i = 1; i < nb; i++)
+		percentile_interval(reps + i * B, B, bs->level, &s->buckets[i].ci_low,
+				    &s->buckets[i].ci_high);
+}
+
+/*
+ * Slope interval: a pairs bootstrap over the experiments at nonzero
+ * speedups (drawn from all of them, so a speedup measured once can be drawn
+ * twice or not at all: the scatter between speedups counts, not only within
+ * them), with the 0% bucket resampled on its own. pool lists every such
+ * experiment as bucket index and entry index; tmp has n_buckets buckets.
+ */
+static void bootstrap_slope(struct causal_series *s, bool latency, const struct phase *ph,
+			    const struct bootstrap *bs, struct rng *r, size_t (*pool)[2],
+			    size_t n_pool, struct causal_bucket *tmp, double *xs, double *ys,
+			    double *slopes)
+{
+	size_t nb = s->n_buckets, B = bs->resamples;
+
+	for (size_t k = 0; k < B; k++) {
+		double base;
+		size_t m = 1;
+
+		resample_bucket(&s->buckets[0], bs->entries, r, &tmp[0]);
+		base = bucket_cost(&tmp[0], latency);
+		for (size_t i = 1; i < nb; i++)
+			tmp[i] = (struct causal_bucket){.speedup_pct = s->buckets[i].speedup_pct};
+		for (size_t j = 0; j < n_pool; j++) {
+			size_t *e = pool[rng_below(r, n_pool)];
+
+			bucket_add(&tmp[e[0]], &bs->entries[e[1]]);
+		}
+		xs[0] = ys[0] = 0;
+		for (size_t i = 1; i < nb; i++) {
+			if (!tmp[i].experiments)
+				continue;
+			xs[m] = tmp[i].speedup_pct / 100.0;
+			ys[m++] = base > 0 ? bucket_speedup(&tmp[i], base, latency, ph, NULL, NULL)
+					   : NAN;
+		}
+		slopes[k] = m >= 3 ? fit_slope(xs, ys, m, NULL) : NAN;
+	}
+	percentile_interval(slopes, B, bs->level, &s->slope_low, &s->slope_high);
+	s->contention = s->slope_high < 0;
+}
+
+/* Bootstrap intervals for every point and the slope of s; -1 when out of memory. */
+static int bootstrap_series(const struct causal_profile *p, struct causal_series *s, bool latency,
+			    const struct phase *ph, const struct bootstrap *bs)
+{
+	size_t nb = s->n_buckets, B = bs->resamples, n_pool = 0;
+	double *reps = malloc(nb * B * sizeof(*reps));
+	double *slopes = malloc(B * sizeof(*slopes));
+	double *xs = malloc(nb * sizeof(*xs)), *ys = malloc(nb * sizeof(*ys));
+	struct causal_bucket *tmp = malloc(nb * sizeof(*tmp));
+	size_t(*pool)[2] = malloc((s->experiments + 1) * sizeof(*pool));
+	struct rng r;
+	uint64_t h = 0xcbf29ce484222325ull ^ bs->seed;
+	int ret = -1;
+
+	if (!reps || !slopes || !xs || !ys || !tmp || !pool)
+		goto out;
+	for (size_t i = 1; i < nb; i++) {
+		for (unsigned k = 0; k < s->buckets[i].experiments; k++) {
+			pool[n_pool][0] = i;
+			pool[n_pool++][1] = s->buckets[i].first_entry + k;
+		}
+	}
+	h = mix_string(h, causal_profile_string(p, s->selected));
+	h = mix_string(h, causal_profile_string(p, p->points[s->point].name));
+	rng_seed(&r, h);
+	bootstrap_points(s, latency, ph, bs, &r, reps);
+	bootstrap_slope(s, latency, ph, bs, &r, pool, n_pool, tmp, xs, ys, slopes);
+	ret = 0;
+out:
+	free(reps);
+	free(slopes);
+	free(xs);
+	free(ys);
+	free(tmp);
+	free(pool);
+	return ret;
+}
+
+/* ------------------------------------------------------------ ranking */
+
+struct sort_context {
+	const struct causal_profile *p;
+	enum causal_sort sort;
+};
+
+static int compare_by_name(const struct causal_profile *p, const struct causal_series *x,
+			   const struct causal_series *y)
+{
+	int c;
+
+	if (x->selected != y->selected) {
+		c = strcmp(causal_profile_string(p, x->selected),
+			   causal_profile_string(p, y->selected));
+		if (c)
+			return c;
+	}
+	if (x->point == y->point)
+		return 0;
+	c = strcmp(causal_profile_string(p, p->points[x->point].name),
+		   causal_profile_string(p, p->points[y->point].name));
+	if (c)
+		return c;
+	return x->point < y->point ? -1 : 1;
+}
+
+/* Descending by key; NaN last. */
+static int compare_desc(double a, double b)
+{
+	if (isnan(a) || isnan(b))
+		return isnan(a) - isnan(b);
+	return (a < b) - (a > b);
+}
+
+static int compare_series(const void *a, const void *b, void *arg)
+{
+	const struct sort_context *ctx = arg;
+	const struct causal_series *x = a, *y = b;
+	int c = 0;
+
+	if (ctx->sort == CAUSAL_SORT_SLOPE)
+		c = compare_desc(x->slope, y->slope);
+	else if (ctx->sort == CAUSAL_SORT_IMPACT)
+		c = compare_desc(x->impact, y->impact);
+	return c ? c : compare_by_name(ctx->p, x, y);
+}
+
+void causal_summary_sort(const struct causal_profile *p, struct causal_summary *s,
+			 enum causal_sort sort)
+{
+	struct sort_context ctx = {p, sort};
+
+	if (s->n_series > 1)
+		qsort_r(s->series, s->n_series, sizeof(*s->series), compare_series, &ctx);
+}
+
+/* ------------------------------------------------------------ the summary */
 
 static int add_series(struct causal_summary *out, size_t *cap, const struct causal_series *s)
 {
@@ -205,57 +514,91 @@ static int add_series(struct causal_summary *out, size_t *cap, const struct caus
 	return 0;
 }
 
+static void apply_defaults(const struct causal_summary_options *opt,
+			   struct causal_summary_options *o)
+{
+	*o = opt ? *opt : (struct causal_summary_options){0};
+	if (!o->min_speedups)
+		o->min_speedups = CAUSAL_DEFAULT_MIN_SPEEDUPS;
+	if (!(o->min_visits > 0))
+		o->min_visits = CAUSAL_DEFAULT_MIN_VISITS;
+	if (!o->resamples)
+		o->resamples = CAUSAL_DEFAULT_RESAMPLES;
+	if (!(o->level > 0 && o->level < 1))
+		o->level = CAUSAL_DEFAULT_LEVEL;
+}
+
+/*
+ * One (line, point) series from its entries [i, j): false (and nothing
+ * added) if it is dropped; -1 when out of memory.
+ */
+static int build_series(const struct causal_profile *p, const struct causal_summary_options *o,
+			const struct bootstrap *bs, const struct entry *entries, size_t i, size_t j,
+			struct causal_summary *out, size_t *cap)
+{
+	struct causal_series s = {.selected = entries[i].selected, .point = entries[i].point};
+	bool latency = p->points[s.point].kind == CAUSAL_POINT_LATENCY;
+	struct phase ph = {.runtime = (double)out->runtime_ns};
+
+	s.line_samples = causal_profile_line_samples(p, s.selected);
+	ph.line_samples = (double)s.line_samples;
+	ph.on = out->phase_correction && s.line_samples > 0 && out->runtime_ns > 0;
+	s.buckets = malloc((j - i) * sizeof(*s.buckets));
+	if (!s.buckets)
+		return -1;
+	s.n_buckets = fold_buckets(entries + i, j - i, i, o->min_visits, s.buckets,
+				   &out->dropped_buckets);
+	if (!finish_series(&s, latency, &ph, &out->dropped_buckets)) {
+		out->dropped_no_baseline++;
+		free(s.buckets);
+		return 0;
+	}
+	if (s.n_buckets < o->min_speedups) {
+		out->dropped_few_speedups++;
+		free(s.buckets);
+		return 0;
+	}
+	if (bootstrap_series(p, &s, latency, &ph, bs) || add_series(out, cap, &s)) {
+		free(s.buckets);
+		return -1;
+	}
+	return 0;
+}
+
 int causal_summarize(const struct causal_profile *p, const struct causal_summary_options *opt,
 		     struct causal_summary *out)
 {
-	unsigned min_speedups =
-	    opt && opt->min_speedups ? opt->min_speedups : CAUSAL_DEFAULT_MIN_SPEEDUPS;
-	double min_visits =
-	    opt && opt->min_visits > 0 ? opt->min_visits : CAUSAL_DEFAULT_MIN_VISITS;
+	struct causal_summary_options o;
+	struct bootstrap bs;
 	struct entry *entries;
 	size_t n, cap = 0;
 
+	apply_defaults(opt, &o);
 	memset(out, 0, sizeof(*out));
+	out->phase_correction = !o.no_phase_correction;
+	out->runtime_ns = causal_profile_total_runtime(p);
+	out->resamples = o.resamples;
+	out->level = o.level;
+	out->seed = o.seed;
 	entries = collect_entries(p, &n);
 	if (!entries)
 		return -1;
+	bs = (struct bootstrap){entries, o.resamples, o.level, o.seed};
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
-		struct causal_series s = {.selected = entries[i].selected,
-					  .point = entries[i].point};
-		bool latency = p->points[s.point].kind == CAUSAL_POINT_LATENCY;
 
 		while (j < n && same_series(&entries[i], &entries[j]))
 			j++;
-		s.buckets = malloc((j - i) * sizeof(*s.buckets));
-		if (!s.buckets)
-			goto oom;
-		s.n_buckets =
-		    fold_buckets(entries + i, j - i, min_visits, s.buckets, &out->dropped_buckets);
+		if (build_series(p, &o, &bs, entries, i, j, out, &cap)) {
+			free(entries);
+			causal_summary_free(out);
+			return -1;
+		}
 		i = j;
-		if (!finish_series(&s, latency)) {
-			free(s.buckets);
-			out->dropped_no_baseline++;
-			continue;
-		}
-		if (s.n_buckets < min_speedups) {
-			out->dropped_few_speedups++;
-			free(s.buckets);
-			continue;
-		}
-		if (add_series(out, &cap, &s)) {
-			free(s.buckets);
-			goto oom;
-		}
 	}
 	free(entries);
-	if (out->n_series)
-		qsort(out->series, out->n_series, sizeof(*out->series), compare_series);
+	causal_summary_sort(p, out, o.sort);
 	return 0;
-oom:
-	free(entries);
-	causal_summary_free(out);
-	return -1;
 }
 
 void causal_summary_free(struct causal_summary *s)
@@ -264,4 +607,30 @@ void causal_summary_free(struct causal_summary *s)
 		free(s->series[i].buckets);
 	free(s->series);
 	memset(s, 0, sizeof(*s));
+}
+
+const char *causal_point_kind_name(enum causal_point_kind kind)
+{
+	return kind == CAUSAL_POINT_LATENCY ? "latency" : "throughput";
+}
+
+const char *causal_profile_sampler(const struct causal_profile *p, uint64_t *period_ns)
+{
+	const struct causal_run *first = NULL;
+
+	for (size_t i = 0; i < p->n_runs; i++) {
+		const struct causal_run *r = &p->runs[i];
+
+		if (!r->has_lever_header)
+			return NULL;
+		if (!first)
+			first = r;
+		else if (strcmp(r->sampler, first->sampler) || r->period_ns != first->period_ns)
+			return NULL;
+	}
+	if (!first || !first->sampler[0])
+		return NULL;
+	if (period_ns)
+		*period_ns = first->period_ns;
+	return first->sampler;
 }

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * lever causal report: read causal profiles (lever's or Coz's) and summarise
- * them per line. The analysis itself is in src/causal.
+ * lever causal report: read causal profiles (lever's or Coz's, tab-separated
+ * or JSON Lines) and report them per line as a table, JSON or an HTML page.
+ * The analysis itself is in src/causal.
  */
+#include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,27 +20,68 @@
 static const char report_usage[] =
     "usage: lever causal report [OPTIONS] [PROFILE...]\n"
     "\n"
-    "Summarise causal profiles (default ./profile.coz; several files are combined).\n"
-    "For each line, prints the predicted program speedup at each line speedup,\n"
-    "steepest curve first.\n"
+    "Summarise causal profiles (default ./profile.coz; several files are merged).\n"
+    "Reads Coz's tab-separated format (lever's and Coz's profiles) and Coz's JSON\n"
+    "Lines, told apart per file. For each line: the predicted program speedup at\n"
+    "each line speedup, with bootstrap confidence intervals, the slope of the\n"
+    "fitted line (steepest first) and a flag for contention (slope below 0).\n"
     "\n"
-    "  --min-speedups N   distinct speedups a line needs to be shown (default 5)\n"
-    "  --top N            show the N steepest lines (default 10; 0 = all)\n"
-    "  --strict           fail on the first malformed line instead of skipping it\n"
-    "  -h, --help         show this help\n";
+    "  --sort KEY              rank by slope (default; the paper), impact (Coz's\n"
+    "                          viewer: area under the curve) or name\n"
+    "  --min-speedups N        distinct speedups a line needs (default 5)\n"
+    "  --no-phase-correction   do not apply the phase correction (paper eq. 8)\n"
+    "  --seed N                seed of the bootstrap (default 0; same seed, same output)\n"
+    "  --resamples N           bootstrap resamples (default 1000)\n"
+    "  --confidence P          confidence level in percent (default 95)\n"
+    "  --top N                 lines per progress point in the table (default 10;\n"
+    "                          0 = all); --json and --html always have all\n"
+    "  --detail                also print each line's points with their intervals\n"
+    "  --ascii                 draw curves in ASCII (default when the locale is\n"
+    "                          not UTF-8)\n"
+    "  --json                  print the report as JSON instead of the table\n"
+    "                          (doc/formats/causal-report-json.md)\n"
+    "  --html FILE             also write a self-contained HTML page with a chart\n"
+    "                          per line\n"
+    "  --strict                fail on the first malformed line instead of skipping it\n"
+    "  -h, --help              show this help\n";
 
 struct report_options {
 	struct causal_summary_options summary;
 	struct causal_report_options report;
 	struct causal_read_options read;
+	bool json;
+	bool ascii_given;
+	const char *html;
 };
 
-enum { ROPT_MIN_SPEEDUPS = 256, ROPT_TOP, ROPT_STRICT };
+enum {
+	ROPT_MIN_SPEEDUPS = 256,
+	ROPT_TOP,
+	ROPT_STRICT,
+	ROPT_SORT,
+	ROPT_NO_PHASE,
+	ROPT_SEED,
+	ROPT_RESAMPLES,
+	ROPT_CONFIDENCE,
+	ROPT_DETAIL,
+	ROPT_ASCII,
+	ROPT_JSON,
+	ROPT_HTML,
+};
 
 static const struct option report_long_options[] = {
     {"min-speedups", required_argument, NULL, ROPT_MIN_SPEEDUPS},
     {"top", required_argument, NULL, ROPT_TOP},
     {"strict", no_argument, NULL, ROPT_STRICT},
+    {"sort", required_argument, NULL, ROPT_SORT},
+    {"no-phase-correction", no_argument, NULL, ROPT_NO_PHASE},
+    {"seed", required_argument, NULL, ROPT_SEED},
+    {"resamples", required_argument, NULL, ROPT_RESAMPLES},
+    {"confidence", required_argument, NULL, ROPT_CONFIDENCE},
+    {"detail", no_argument, NULL, ROPT_DETAIL},
+    {"ascii", no_argument, NULL, ROPT_ASCII},
+    {"json", no_argument, NULL, ROPT_JSON},
+    {"html", required_argument, NULL, ROPT_HTML},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -76,6 +120,50 @@ static int parse_report_options(struct report_options *o, int argc, char **argv)
 			break;
 		case ROPT_STRICT:
 			o->read.strict = true;
+			break;
+		case ROPT_SORT:
+			if (strcmp(optarg, "slope") == 0)
+				o->summary.sort = CAUSAL_SORT_SLOPE;
+			else if (strcmp(optarg, "impact") == 0)
+				o->summary.sort = CAUSAL_SORT_IMPACT;
+			else if (strcmp(optarg, "name") == 0)
+				o->summary.sort = CAUSAL_SORT_NAME;
+			else
+				return report_usage_error(
+				    "--sort: '%s' is not slope, impact or name", optarg);
+			break;
+		case ROPT_NO_PHASE:
+			o->summary.no_phase_correction = true;
+			break;
+		case ROPT_SEED:
+			if (!parse_u64_range(optarg, 0, INT64_MAX, &v))
+				return report_usage_error("--seed: '%s' is not a seed", optarg);
+			o->summary.seed = v;
+			break;
+		case ROPT_RESAMPLES:
+			if (!parse_u64_range(optarg, 100, 1000000, &v))
+				return report_usage_error("--resamples: '%s' is not 100..1000000",
+							  optarg);
+			o->summary.resamples = (unsigned)v;
+			break;
+		case ROPT_CONFIDENCE:
+			if (!parse_u64_range(optarg, 50, 99, &v))
+				return report_usage_error("--confidence: '%s' is not 50..99",
+							  optarg);
+			o->summary.level = (double)v / 100.0;
+			break;
+		case ROPT_DETAIL:
+			o->report.detail = true;
+			break;
+		case ROPT_ASCII:
+			o->report.ascii = true;
+			o->ascii_given = true;
+			break;
+		case ROPT_JSON:
+			o->json = true;
+			break;
+		case ROPT_HTML:
+			o->html = optarg;
 			break;
 		case ':':
 			return report_usage_error("option '%s' needs a value", argv[optind - 1]);
@@ -134,9 +222,59 @@ static int read_profiles(struct causal_profile *p, char **paths, int n,
 	return 0;
 }
 
+/* Is the character set UTF-8, as the first of LC_ALL, LC_CTYPE and LANG that is set says? */
+static bool locale_is_utf8(void)
+{
+	static const char *const vars[] = {"LC_ALL", "LC_CTYPE", "LANG"};
+
+	for (size_t i = 0; i < ARRAY_SIZE(vars); i++) {
+		const char *v = getenv(vars[i]);
+
+		if (v && *v)
+			return strcasestr(v, "utf-8") || strcasestr(v, "utf8");
+	}
+	return false;
+}
+
+static int write_html(const char *path, const struct causal_profile *p,
+		      const struct causal_summary *s, const struct causal_report_options *opt)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		fprintf(stderr, "lever causal report: %s: cannot write: %s\n", path,
+			strerror(errno));
+		return 1;
+	}
+	causal_report_html(f, p, s, opt);
+	if (fclose(f)) {
+		fprintf(stderr, "lever causal report: %s: write error: %s\n", path,
+			strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+static int write_outputs(const struct report_options *o, const struct causal_profile *p,
+			 const struct causal_summary *s)
+{
+	struct causal_report_options all = o->report;
+
+	all.top = 0;
+	if (o->json)
+		causal_report_json(stdout, p, s, &all);
+	else
+		causal_report_text(stdout, p, s, &o->report);
+	if (o->html && write_html(o->html, p, s, &all))
+		return 1;
+	if (o->html && !o->json)
+		printf("\nHTML report: %s\n", o->html);
+	return 0;
+}
+
 int cmd_causal_report(int argc, char **argv)
 {
-	struct report_options o = {{0}, {.top = 10}, {0}};
+	struct report_options o = {.report = {.top = 10}};
 	char *default_path[] = {"profile.coz"};
 	struct causal_profile prof;
 	struct causal_summary sum;
@@ -146,8 +284,12 @@ int cmd_causal_report(int argc, char **argv)
 	ret = parse_report_options(&o, argc, argv);
 	if (ret)
 		return ret < 0 ? 0 : ret;
+	if (!o.ascii_given)
+		o.report.ascii = !locale_is_utf8();
 	paths = optind < argc ? argv + optind : default_path;
 	n = optind < argc ? argc - optind : 1;
+	o.report.files = paths;
+	o.report.n_files = (size_t)n;
 	causal_profile_init(&prof);
 	ret = read_profiles(&prof, paths, n, &o.read);
 	if (ret)
@@ -157,7 +299,7 @@ int cmd_causal_report(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
-	causal_report_text(stdout, &prof, &sum, &o.report);
+	ret = write_outputs(&o, &prof, &sum);
 	causal_summary_free(&sum);
 out:
 	causal_profile_free(&prof);

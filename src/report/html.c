@@ -398,3 +398,105 @@ void report_svg_qq(FILE *f, const struct report_series *series, size_t k, double
 	}
 	fputs("</svg>\n", f);
 }
+
+/* ------------------------------------------------------------ x-y chart */
+
+static double clip(double v, double lo, double hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* The y range a chart needs: its points, their intervals and 0, within the clip range. */
+static void xy_y_range(const struct report_xy_chart *c, double *lo, double *hi)
+{
+	*lo = 0;
+	*hi = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		const struct report_xy_point *p = &c->points[i];
+		double v[3] = {p->y, p->lo, p->hi};
+
+		for (int k = 0; k < 3; k++) {
+			if (!isfinite(v[k]))
+				continue;
+			v[k] = clip(v[k], c->y_clip_lo, c->y_clip_hi);
+			*lo = v[k] < *lo ? v[k] : *lo;
+			*hi = v[k] > *hi ? v[k] : *hi;
+		}
+	}
+}
+
+static void xy_error_bar(FILE *f, const struct axis *ay, double x, double lo, double hi,
+			 const struct report_xy_chart *c)
+{
+	double y0, y1;
+
+	if (!isfinite(lo) || !isfinite(hi) || hi <= lo)
+		return;
+	y0 = axis_map(ay, clip(lo, c->y_clip_lo, c->y_clip_hi) * c->y_scale);
+	y1 = axis_map(ay, clip(hi, c->y_clip_lo, c->y_clip_hi) * c->y_scale);
+	fprintf(f,
+		"<path d=\"M%.1f %.1fV%.1fM%.1f %.1fh6M%.1f %.1fh6\" stroke=\"#7aa6d6\" "
+		"fill=\"none\"/>\n",
+		x, y0, y1, x - 3, y0, x - 3, y1);
+}
+
+/* The fitted line y = a + b x across the x range, clipped to the y range shown. */
+static void xy_fit_line(FILE *f, const struct axis *ax, const struct axis *ay,
+			const struct report_xy_chart *c)
+{
+	double xs[2] = {c->x_lo, c->x_hi}, px[2], py[2];
+
+	for (int k = 0; k < 2; k++) {
+		double y = (c->line_a + c->line_b * xs[k]) * c->y_scale;
+
+		px[k] = axis_map(ax, xs[k] * c->x_scale);
+		py[k] = axis_map(ay, clip(y, ay->lo, ay->hi));
+	}
+	fprintf(f,
+		"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+		"stroke-width=\"2\" opacity=\"0.8\"/>\n",
+		px[0], py[0], px[1], py[1], palette[1]);
+}
+
+void report_svg_xy(FILE *f, const struct report_xy_chart *c)
+{
+	double w = c->width > 0 ? c->width : 440, h = c->height > 0 ? c->height : 260;
+	double left = 56, right = 10, top = 10, bottom = 42, ylo, yhi;
+	struct axis ax, ay;
+
+	xy_y_range(c, &ylo, &yhi);
+	axis_init(&ax, c->x_lo * c->x_scale, c->x_hi * c->x_scale, left, w - right);
+	axis_init(&ay, ylo * c->y_scale, yhi * c->y_scale, h - bottom, top);
+	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+		   "viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n",
+		w, h, w, h);
+	draw_x_axis(f, &ax, top, h - bottom, c->x_label ? c->x_label : "");
+	draw_y_axis(f, &ay, left, w - right, c->y_label ? c->y_label : "");
+	if (ay.lo < 0 && ay.hi > 0)
+		fprintf(f,
+			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\" "
+			"stroke-dasharray=\"4 3\"/>\n",
+			left, axis_map(&ay, 0), w - right, axis_map(&ay, 0));
+	if (c->has_line && isfinite(c->line_a) && isfinite(c->line_b))
+		xy_fit_line(f, &ax, &ay, c);
+	for (size_t i = 0; i < c->n; i++) {
+		const struct report_xy_point *p = &c->points[i];
+		double x = axis_map(&ax, p->x * c->x_scale);
+		bool clipped = p->y < c->y_clip_lo || p->y > c->y_clip_hi;
+
+		if (!isfinite(p->y))
+			continue;
+		xy_error_bar(f, &ay, x, p->lo, p->hi, c);
+		fprintf(f,
+			"<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"><title>%.4g, "
+			"%.4g</title></circle>\n",
+			x, axis_map(&ay, clip(p->y, c->y_clip_lo, c->y_clip_hi) * c->y_scale),
+			clipped ? "#fff" : palette[0], p->x * c->x_scale, p->y * c->y_scale);
+	}
+	fputs("</svg>\n", f);
+}
+
+void report_html_script(FILE *f, const char *script)
+{
+	fprintf(f, "<script>\n%s\n</script>\n", script);
+}

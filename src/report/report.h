@@ -116,4 +116,32 @@ void report_svg_distribution(FILE *f, const struct report_series *series, size_t
  */
 void report_svg_qq(FILE *f, const struct report_series *series, size_t k, double reference_sd);
 
+/* A point of an x-y chart with its interval [lo, hi] (NaN: none). */
+struct report_xy_point {
+	double x, y, lo, hi;
+};
+
+/*
+ * An x-y chart: points with error bars and, if has_line, the line
+ * y = line_a + line_b x over [x_lo, x_hi]. Values are shown times x_scale
+ * and y_scale (100 for percent). The y axis covers the points, their
+ * intervals and 0, within [y_clip_lo, y_clip_hi]; a point beyond it is drawn
+ * hollow at the edge. width/height 0 = 440 x 260 pixels.
+ */
+struct report_xy_chart {
+	const struct report_xy_point *points;
+	size_t n;
+	double x_lo, x_hi;
+	double y_clip_lo, y_clip_hi;
+	double x_scale, y_scale;
+	bool has_line;
+	double line_a, line_b;
+	const char *x_label, *y_label;
+	int width, height;
+};
+void report_svg_xy(FILE *f, const struct report_xy_chart *c);
+
+/* An inline <script> (pages stay self-contained: nothing is fetched). */
+void report_html_script(FILE *f, const char *script);
+
 #endif

@@ -248,7 +248,7 @@ static const struct {
     {"startup\ttime=-1", "not an unsigned integer"},
     {"startup", "without time="},
     {"lever\tsampler=perf", "without version="},
-    {"{\"type\":\"startup\",\"time\":1}", "JSON Lines"},
+    {"{\"type\":\"startup\",\"time\":1}", "a JSON line in a tab-separated profile"},
     {"st@rtup\ttime=1", "not a profile record"},
     {"\x01\x02\x03", "not a profile record"},
 };
@@ -493,12 +493,17 @@ static void test_report_text(void **state)
 	assert_int_equal(causal_profile_read_buffer(&p, buf, len, "r.coz", NULL), 0);
 	assert_int_equal(causal_summarize(&p, NULL, &s), 0);
 	f = open_memstream(&out, &out_len);
-	causal_report_text(f, &p, &s, NULL);
+	causal_report_text(f, &p, &s,
+			   &(struct causal_report_options){.detail = true, .ascii = true});
 	fclose(f);
-	assert_non_null(strstr(out, "1. main.c:12\n"));
+	/* the table row: rank, line, slope, max, points, curve (ASCII: heights _ to #) */
+	assert_non_null(strstr(out, "\n 1  main.c:12 "));
+	assert_non_null(strstr(out, "+50.0%   6    .   -   =   *   #\n"));
 	assert_non_null(strstr(out, "  sampler: timer, 250 us period\n"));
-	assert_non_null(strstr(out, "speedup%  program-speedup%  experiments"));
-	assert_non_null(strstr(out, "      100             +50.0            1\n"));
+	/* the detail */
+	assert_non_null(strstr(out, "1. main.c:12 (done)\n"));
+	assert_non_null(strstr(out, "speedup%  program-speedup%  interval"));
+	assert_non_null(strstr(out, "      100             +50.0  [+50.0, +50.0]                 1"));
 	for (char *line = out; *line;) {
 		char *nl = strchr(line, '\n');
 		size_t n = nl ? (size_t)(nl - line) : strlen(line);
