@@ -59,10 +59,11 @@ static void print_header(FILE *out, const struct causal_profile *p, const struct
 		fprintf(out, "  sampler: %s, %llu us period\n", sampler,
 			(unsigned long long)(period / 1000));
 	print_points(out, p);
-	fprintf(out, "  phase correction: %s; %.0f%% intervals: bootstrap, %u resamples, seed %llu\n",
+	fprintf(out, "  phase correction: %s\n",
 		!s->phase_correction ? "off"
 		: s->runtime_ns > 0  ? "on"
-				     : "on, but no runtime records",
+				     : "on, but the profile has no runtime records");
+	fprintf(out, "  intervals: %.0f%%, bootstrap over experiments, %u resamples, seed %llu\n",
 		100 * s->level, s->resamples, (unsigned long long)s->seed);
 	fprintf(out, "  lines with a usable curve: %zu", s->n_series);
 	if (dropped)
