@@ -1,0 +1,734 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The full causal report (src/causal): aggregation, phase correction, Little's
+ * law, bootstrap intervals and their determinism, ranking, the contention
+ * flag, the JSON Lines reader (and a fuzz loop over it), and the JSON and HTML
+ * outputs.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "base/base.h"
+#include "causal/causal.h"
+
+static void append(char **buf, size_t *len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void append(char **buf, size_t *len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	*buf = realloc(*buf, *len + (size_t)n + 1);
+	assert_non_null(*buf);
+	va_start(ap, fmt);
+	vsnprintf(*buf + *len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	*len += (size_t)n;
+}
+
+/* One experiment with one throughput point `p`. */
+static void exp_tp(char **buf, size_t *len, const char *line, int pct, long duration, long visits,
+		   long samples)
+{
+	append(buf, len,
+	       "experiment\tselected=%s\tspeedup=%d.%02d\tduration=%ld\tselected-samples=%ld\n"
+	       "throughput-point\tname=p\tdelta=%ld\n",
+	       line, pct / 100, pct % 100, duration, samples, visits);
+}
+
+static void load(struct causal_profile *p, const char *buf, size_t len)
+{
+	causal_profile_init(p);
+	assert_int_equal(causal_profile_read_buffer(p, buf, len, "t.coz", NULL), 0);
+	assert_int_equal(p->stats.malformed, 0);
+}
+
+static const struct causal_series *series_of(const struct causal_profile *p,
+					     const struct causal_summary *s, const char *line)
+{
+	for (size_t i = 0; i < s->n_series; i++) {
+		if (strcmp(causal_profile_string(p, s->series[i].selected), line) == 0)
+			return &s->series[i];
+	}
+	fail_msg("no series for %s", line);
+	return NULL;
+}
+
+static const struct causal_bucket *bucket_at(const struct causal_series *c, int pct)
+{
+	for (size_t i = 0; i < c->n_buckets; i++) {
+		if (c->buckets[i].speedup_pct == pct)
+			return &c->buckets[i];
+	}
+	fail_msg("no bucket at %d%%", pct);
+	return NULL;
+}
+
+#define NEAR(a, b) assert_true(fabs((a) - (b)) < 1e-9)
+
+/* ------------------------------------------------------------ aggregation */
+
+static void test_aggregation_sums_not_rates(void **state)
+{
+	struct causal_profile p;
+	struct causal_summary s;
+	const struct causal_series *c;
+	char *buf = NULL;
+	size_t len = 0;
+
+	append(&buf, &len, "startup\ttime=1\n");
+	exp_tp(&buf, &len, "a.c:1", 0, 1000, 50, 1); /* p0 = 20 */
+	/* 50%: 100 ns / 10 visits and 400 ns / 20 visits: p = 500 / 30, not the rates' mean */
+	exp_tp(&buf, &len, "a.c:1", 50, 100, 10, 1);
+	exp_tp(&buf, &len, "a.c:1", 50, 400, 20, 1);
+	for (int pct = 10; pct <= 30; pct += 10)
+		exp_tp(&buf, &len, "a.c:1", pct, 1000, 50, 1);
+	load(&p, buf, len);
+	assert_int_equal(causal_summarize(&p, &(struct causal_summary_options){.resamples = 200},
+					  &s),
+			 0);
+	assert_int_equal(s.n_series, 1);
+	c = series_of(&p, &s, "a.c:1");
+	assert_int_equal(bucket_at(c, 50)->experiments, 2);
+	NEAR(bucket_at(c, 50)->duration, 500);
+	NEAR(bucket_at(c, 50)->visits, 30);
+	NEAR(bucket_at(c, 50)->program_speedup, 1.0 - (500.0 / 30) / 20);
+	NEAR(bucket_at(c, 0)->program_speedup, 0);
+	NEAR(bucket_at(c, 20)->program_speedup, 0);
+	/* several files (here: the same buffer twice) merge: sums double, speedups stay */
+	assert_int_equal(causal_profile_read_buffer(&p, buf, len, "u.coz", NULL), 0);
+	causal_summary_free(&s);
+	assert_int_equal(causal_summarize(&p, &(struct causal_summary_options){.resamples = 200},
+					  &s),
+			 0);
+	c = series_of(&p, &s, "a.c:1");
+	assert_int_equal(p.n_runs, 2);
+	assert_int_equal(bucket_at(c, 50)->experiments, 4);
+	NEAR(bucket_at(c, 50)->program_speedup, 1.0 - (500.0 / 30) / 20);
+	causal_summary_free(&s);
+	causal_profile_free(&p);
+	free(buf);
+}
+
+/* ------------------------------------------------------------ phase correction */
+
+/*
+ * Hand-computed: T = 10000 ns (runtime), s = 100 samples of a.c:1 over the
+ * run. At 0%: 1000 ns, 100 visits (p0 = 10). At x%: 800 ns, 100 visits, 40
+ * selected samples: raw speedup 1 - 8/10 = 0.2, factor (800/40) * 100 /
+ * 10000 = 0.2, corrected 0.04. One bucket has 400 samples: factor 0.02.
+ * One has 4 samples: factor 2, capped at 1.
+ */
+static void test_phase_correction(void **state)
+{
+	struct causal_profile p;
+	struct causal_summary s;
+	const struct causal_series *c;
+	char *buf = NULL;
+	size_t len = 0;
+
+	append(&buf, &len, "startup\ttime=1\n");
+	exp_tp(&buf, &len, "a.c:1", 0, 1000, 100, 50);
+	exp_tp(&buf, &len, "a.c:1", 20, 800, 100, 40);
+	exp_tp(&buf, &len, "a.c:1", 40, 800, 100, 40);
+	exp_tp(&buf, &len, "a.c:1", 60, 800, 100, 400);
+	exp_tp(&buf, &len, "a.c:1", 80, 800, 100, 4);
+	exp_tp(&buf, &len, "a.c:1", 100, 800, 100, 0); /* no samples: dropped when correcting */
+	append(&buf, &len, "runtime\ttime=4000\nsamples\tlocation=a.c:1\tcount=30\n");
+	/* cumulative records: the latest of the run counts */
+	append(&buf, &len, "runtime\ttime=10000\nsamples\tlocation=a.c:1\tcount=100\n");
+	load(&p, buf, len);
+	assert_int_equal(causal_summarize(&p, &(struct causal_summary_options){.resamples = 200},
+					  &s),
+			 0);
+	assert_true(s.phase_correction);
+	assert_int_equal(s.runtime_ns, 10000);
+	c = series_of(&p, &s, "a.c:1");
+	assert_true(c->phase_corrected);
+	assert_int_equal(c->line_samples, 100);
+	assert_int_equal(c->n_buckets, 5);
+	NEAR(bucket_at(c, 20)->raw_speedup, 0.2);
+	NEAR(bucket_at(c, 20)->phase_factor, 0.2);
+	NEAR(bucket_at(c, 20)->program_speedup, 0.04);
+	NEAR(bucket_at(c, 60)->phase_factor, 0.02);
+	NEAR(bucket_at(c, 60)->program_speedup, 0.004);
+	NEAR(bucket_at(c, 80)->phase_factor, 1.0);
+	NEAR(bucket_at(c, 80)->program_speedup, 0.2);
+	causal_summary_free(&s);
+
+	/* turned off: the raw speedups, and the 100% bucket stays */
+	assert_int_equal(causal_summarize(&p,
+					  &(struct causal_summary_options){
+					      .resamples = 200, .no_phase_correction = true},
+					  &s),
+			 0);
+	assert_false(s.phase_correction);
+	c = series_of(&p, &s, "a.c:1");
+	assert_false(c->phase_corrected);
+	assert_int_equal(c->n_buckets, 6);
+	NEAR(bucket_at(c, 20)->program_speedup, 0.2);
+	NEAR(bucket_at(c, 100)->program_speedup, 0.2);
+	causal_summary_free(&s);
+	causal_profile_free(&p);
+	free(buf);
+}
+
+/* Without samples/runtime records (Coz's viewer's case) there is nothing to correct with. */
+static void test_phase_correction_needs_records(void **state)
+{
+	struct causal_profile p;
+	struct causal_summary s;
+	char *buf = NULL;
+	size_t len = 0;
+
+	append(&buf, &len, "startup\ttime=1\n");
+	for (int pct = 0; pct <= 100; pct += 25)
+		exp_tp(&buf, &len, "a.c:1", pct, 1000 - 2 * pct, 100, 10);
+	load(&p, buf, len);
+	assert_int_equal(causal_summarize(&p, &(struct causal_summary_options){.resamples = 200},
+					  &s),
+			 0);
+	assert_true(s.phase_correction);
+	assert_false(s.series[0].phase_corrected);
+	NEAR(bucket_at(&s.series[0], 50)->program_speedup, 0.1);
+	causal_summary_free(&s);
+	causal_profile_free(&p);
+	free(buf);
+}
+
+/* ------------------------------------------------------------ Little's law */
+
+static void test_littles_law_weighting(void **state)
+{
+	struct causal_profile p;
+	struct causal_summary s;
+	const struct causal_series *c;
+	char *buf = NULL;
+	size_t len = 0;
+
+	/*
+	 * W = L / lambda = (sum diff*dur / sum dur) / (sum arrivals / sum dur).
+	 * 0%: (10*1000 + 20*3000) / (100 + 300) = 175 ns. 50%: 7*2000/200 = 70 ns.
+	 * Improvement (W0 - W) / W0 = 0.6.
+	 */
+	append(&buf, &len, "startup\ttime=1\n");
+	append(&buf, &len,
+	       "experiment\tselected=l.c:1\tspeedup=0.00\tduration=1000\n"
+	       "latency-point\tname=req\tarrivals=100\tdepartures=99\tdifference=10\n"
+	       "experiment\tselected=l.c:1\tspeedup=0.00\tduration=3000\n"
+	       "latency-point\tname=req\tarrivals=300\tdepartures=300\tdifference=20\n"
+	       "experiment\tselected=l.c:1\tspeedup=0.50\tduration=2000\n"
+	       "latency-point\tname=req\tarrivals=200\tdepartures=200\tdifference=7\n");
+	for (int pct = 10; pct <= 30; pct += 10)
+		append(&buf, &len,
+		       "experiment\tselected=l.c:1\tspeedup=0.%02d\tduration=1000\n"
+		       "latency-point\tname=req\tarrivals=100\tdepartures=100\tdifference=%d\n",
+		       pct, 17);
+	load(&p, buf, len);
+	assert_int_equal(causal_summarize(&p, &(struct causal_summary_options){.resamples = 200},
+					  &s),
+			 0);
+	c = series_of(&p, &s, "l.c:1");
+	assert_int_equal(p.points[c->point].kind, CAUSAL_POINT_LATENCY);
+	NEAR(bucket_at(c, 50)->program_speedup, 0.6);
+	NEAR(bucket_at(c, 10)->program_speedup, 1.0 - 170.0 / 175.0);
+	causal_summary_free(&s);
+	causal_profile_free(&p);
+	free(buf);
+}
+
+/* ------------------------------------------------------------ bootstrap, ranking, contention */
+
+/*
+ * Lines with noisy experiments: `up` gains 30% of the line speedup, `down`
+ * loses 50% of it (contention), `flat` nothing; each bucket has 4
+ * experiments whose periods vary by up to +-5%.
+ */
+static char *noisy_profile(size_t *len)
+{
+	static const struct {
+		const char *line;
+		double gain;
+	} lines[] = {{"up.c:1", 0.3}, {"down.c:2", -0.5}, {"flat.c:3", 0.0}};
+	char *buf = NULL;
+	struct rng r;
+
+	*len = 0;
+	rng_seed(&r, 99);
+	append(&buf, len, "startup\ttime=1\n");
+	for (size_t i = 0; i < ARRAY_SIZE(lines); i++) {
+		for (int pct = 0; pct <= 100; pct += 10) {
+			for (int k = 0; k < 4; k++) {
+				double period = 100.0 * (1 - lines[i].gain * pct / 100.0) *
+						(0.95 + 0.1 * rng_double(&r));
+
+				exp_tp(&buf, len, lines[i].line, pct, (long)(period * 100), 100, 1);
+			}
+		}
+	}
+	return buf;
+}
+
+static void test_bootstrap_deterministic(void **state)
+{
+	struct causal_profile p;
+	struct causal_summary a, b, c;
+	size_t len;
+	char *buf = noisy_profile(&len);
+	bool differs = false;
+
+	load(&p, buf, len);
+	assert_int_equal(causal_summarize(&p, &(struct causal_summary_options){.seed = 7}, &a), 0);
+	assert_int_equal(causal_summarize(&p, &(struct causal_summary_options){.seed = 7}, &b), 0);
+	assert_int_equal(causal_summarize(&p, &(struct causal_summary_options){.seed = 8}, &c), 0);
+	assert_int_equal(a.n_series, 3);
+	for (size_t i = 0; i < a.n_series; i++) {
+		const struct causal_series *x = &a.series[i], *y = &b.series[i], *z = &c.series[i];
+
+		assert_true(x->slope_low == y->slope_low && x->slope_high == y->slope_high);
+		assert_true(x->slope_low < x->slope && x->slope < x->slope_high);
+		differs |= x->slope_low != z->slope_low;
+		for (size_t k = 1; k < x->n_buckets; k++) {
+			assert_true(x->buckets[k].ci_low == y->buckets[k].ci_low);
+			assert_true(x->buckets[k].ci_high == y->buckets[k].ci_high);
+			assert_true(x->buckets[k].ci_low <= x->buckets[k].ci_high);
+			differs |= x->buckets[k].ci_high != z->buckets[k].ci_high;
+		}
+	}
+	assert_true(differs); /* another seed, other resamples */
+	causal_summary_free(&a);
+	causal_summary_free(&b);
+	causal_summary_free(&c);
+	causal_profile_free(&p);
+	free(buf);
+}
+
+static void test_contention_flag(void **state)
+{
+	struct causal_profile p;
+	struct causal_summary s;
+	size_t len;
+	char *buf = noisy_profile(&len);
+
+	load(&p, buf, len);
+	assert_int_equal(causal_summarize(&p, NULL, &s), 0);
+	assert_true(series_of(&p, &s, "down.c:2")->contention);
+	assert_true(series_of(&p, &s, "down.c:2")->slope_high < 0);
+	assert_false(series_of(&p, &s, "up.c:1")->contention);
+	assert_false(series_of(&p, &s, "flat.c:3")->contention);
+	/* the flat line's interval covers 0, the rising one's lies above it */
+	assert_true(series_of(&p, &s, "flat.c:3")->slope_low < 0);
+	assert_true(series_of(&p, &s, "flat.c:3")->slope_high > 0);
+	assert_true(series_of(&p, &s, "up.c:1")->slope_low > 0.2);
+	/* slope order: up, flat, down */
+	assert_string_equal(causal_profile_string(&p, s.series[0].selected), "up.c:1");
+	assert_string_equal(causal_profile_string(&p, s.series[2].selected), "down.c:2");
+	causal_summary_free(&s);
+	causal_profile_free(&p);
+	free(buf);
+}
+
+/*
+ * Ranking: `early` gains 20% as soon as the line is 20% faster and no more
+ * (slope ~0.12, impact 0.18); `late` gains 0.3 x (slope 0.3, impact 0.15).
+ * By slope late is first, by impact early, by name early.
+ */
+static void test_ranking(void **state)
+{
+	struct causal_profile p;
+	struct causal_summary s;
+	char *buf = NULL;
+	size_t len = 0;
+	const struct causal_series *e, *l;
+
+	append(&buf, &len, "startup\ttime=1\n");
+	for (int pct = 0; pct <= 100; pct += 10) {
+		double x = pct / 100.0;
+
+		exp_tp(&buf, &len, "early.c:1", pct, (long)(10000 * (1 - (x < 0.2 ? x : 0.2))), 100,
+		       1);
+		exp_tp(&buf, &len, "late.c:1", pct, (long)(10000 * (1 - 0.3 * x)), 100, 1);
+	}
+	load(&p, buf, len);
+	assert_int_equal(causal_summarize(&p, &(struct causal_summary_options){.resamples = 200},
+					  &s),
+			 0);
+	e = series_of(&p, &s, "early.c:1");
+	l = series_of(&p, &s, "late.c:1");
+	NEAR(e->impact, 0.18);
+	NEAR(l->impact, 0.15);
+	NEAR(l->slope, 0.3);
+	assert_true(e->slope < l->slope);
+	NEAR(l->intercept, 0);
+	assert_string_equal(causal_profile_string(&p, s.series[0].selected), "late.c:1");
+	causal_summary_sort(&p, &s, CAUSAL_SORT_IMPACT);
+	assert_string_equal(causal_profile_string(&p, s.series[0].selected), "early.c:1");
+	causal_summary_sort(&p, &s, CAUSAL_SORT_SLOPE);
+	assert_string_equal(causal_profile_string(&p, s.series[0].selected), "late.c:1");
+	causal_summary_sort(&p, &s, CAUSAL_SORT_NAME);
+	assert_string_equal(causal_profile_string(&p, s.series[0].selected), "early.c:1");
+	causal_summary_free(&s);
+	causal_profile_free(&p);
+	free(buf);
+}
+
+/* ------------------------------------------------------------ JSON Lines */
+
+static const char jsonl_profile[] =
+    "{\"type\":\"startup\",\"time\":1}\n"
+    "{\"type\":\"experiment\",\"selected\":\"a.c:1\",\"speedup\":0.0,\"duration\":1000,"
+    "\"selected_samples\":5}\n"
+    "{\"type\":\"throughput-point\",\"name\":\"p\",\"delta\":100}\n"
+    "\n"
+    "{\"type\":\"experiment\",\"selected\":\"a.c:1\",\"speedup\":0.25,\"duration\":900,"
+    "\"selected_samples\":5}\n"
+    "{\"type\":\"throughput-point\",\"name\":\"p\",\"delta\":100}\n"
+    "{\"type\":\"latency-point\",\"name\":\"req\",\"arrivals\":10,\"departures\":9,"
+    "\"difference\":2}\n"
+    "{\"type\":\"samples\",\"location\":\"a.c:1\",\"count\":42}\n"
+    "{\"type\":\"runtime\",\"time\":5000}\n";
+
+static const char legacy_profile[] =
+    "startup\ttime=1\n"
+    "experiment\tselected=a.c:1\tspeedup=0.00\tduration=1000\tselected-samples=5\n"
+    "throughput-point\tname=p\tdelta=100\n"
+    "experiment\tselected=a.c:1\tspeedup=0.25\tduration=900\tselected-samples=5\n"
+    "throughput-point\tname=p\tdelta=100\n"
+    "latency-point\tname=req\tarrivals=10\tdepartures=9\tdifference=2\n"
+    "samples\tlocation=a.c:1\tcount=42\n"
+    "runtime\ttime=5000\n";
+
+static void assert_same_model(const struct causal_profile *a, const struct causal_profile *b)
+{
+	assert_int_equal(a->n_runs, b->n_runs);
+	assert_int_equal(a->n_experiments, b->n_experiments);
+	assert_int_equal(a->n_deltas, b->n_deltas);
+	assert_int_equal(a->n_points, b->n_points);
+	for (size_t i = 0; i < a->n_experiments; i++) {
+		assert_int_equal(a->experiments[i].speedup_pct, b->experiments[i].speedup_pct);
+		assert_int_equal(a->experiments[i].duration, b->experiments[i].duration);
+		assert_int_equal(a->experiments[i].selected_samples,
+				 b->experiments[i].selected_samples);
+	}
+	for (size_t i = 0; i < a->n_deltas; i++) {
+		assert_int_equal(a->deltas[i].delta, b->deltas[i].delta);
+		assert_int_equal(a->deltas[i].arrivals, b->deltas[i].arrivals);
+		assert_int_equal(a->deltas[i].difference, b->deltas[i].difference);
+	}
+	assert_int_equal(causal_profile_total_runtime(a), causal_profile_total_runtime(b));
+	assert_int_equal(causal_profile_line_samples(a, causal_profile_find_string(a, "a.c:1")),
+			 causal_profile_line_samples(b, causal_profile_find_string(b, "a.c:1")));
+}
+
+static void test_jsonl_reader(void **state)
+{
+	struct causal_profile j, l;
+
+	causal_profile_init(&j);
+	causal_profile_init(&l);
+	assert_int_equal(causal_profile_read_buffer(&j, jsonl_profile, strlen(jsonl_profile),
+						    "p.jsonl", NULL),
+			 0);
+	assert_int_equal(causal_profile_read_buffer(&l, legacy_profile, strlen(legacy_profile),
+						    "p.coz", NULL),
+			 0);
+	assert_int_equal(j.stats.malformed, 0);
+	assert_int_equal(j.n_experiments, 2);
+	assert_int_equal(j.experiments[1].speedup_pct, 25);
+	assert_same_model(&j, &l);
+	/* formats are told apart per file: a legacy file after a JSON one reads too */
+	assert_int_equal(causal_profile_read_buffer(&j, legacy_profile, strlen(legacy_profile),
+						    "q.coz", NULL),
+			 0);
+	assert_int_equal(j.n_runs, 2);
+	assert_int_equal(j.stats.malformed, 0);
+	causal_profile_free(&j);
+	causal_profile_free(&l);
+}
+
+static const struct {
+	const char *line;
+	const char *message;
+} bad_json[] = {
+    {"{\"type\":\"experiment\",\"selected\":\"a.c:1\",\"speedup\":2,\"duration\":5}",
+     "speedup=2 is not a number in 0..1"},
+    {"{\"type\":\"experiment\",\"selected\":\"a.c:1\",\"speedup\":0.5}", "without duration="},
+    {"{\"type\":\"throughput-point\",\"name\":\"p\",\"delta\":-1}", "is negative"},
+    {"{\"type\":\"throughput-point\",\"name\":\"p\",\"delta\":[1]}",
+     "\"delta\" is not a string or a number"},
+    {"{\"type\":\"throughput-point\",\"name\":\"p\",\"delta\":1.5}", "is not an integer"},
+    {"{\"type\":\"experiment\",\"selected\":\"a\\tb\"}", "control character"},
+    {"{\"type\":\"experiment\",\"a=b\":1}", "cannot be a field name"},
+    {"{\"time\":1}", "without a \"type\" string"},
+    {"[1,2]", "not an object"},
+    {"{\"type\":\"startup\",\"time\":1", "not valid JSON"},
+    {"{\"type\":\"startup\",\"type\":\"runtime\"}", "not valid JSON"},
+    {"startup\ttime=1", "not valid JSON"},
+    {"{\"type\":\"runtime\",\"time\":99999999999999999999}", "not valid JSON"},
+};
+
+static void test_jsonl_malformed(void **state)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(bad_json); i++) {
+		struct causal_profile p;
+		char text[512];
+		bool found = false;
+
+		snprintf(text, sizeof(text),
+			 "{\"type\":\"startup\",\"time\":1}\n"
+			 "{\"type\":\"experiment\",\"selected\":\"f.c:1\",\"speedup\":0,"
+			 "\"duration\":10}\n"
+			 "%s\n",
+			 bad_json[i].line);
+		causal_profile_init(&p);
+		assert_int_equal(causal_profile_read_buffer(&p, text, strlen(text), "b.jsonl", NULL),
+				 0);
+		for (size_t k = 0; k < p.n_diagnostics; k++)
+			found |= strstr(p.diagnostics[k], "b.jsonl:3: ") &&
+				 strstr(p.diagnostics[k], bad_json[i].message);
+		if (!found || p.stats.malformed != 1)
+			fail_msg("line '%s': %s", bad_json[i].line,
+				 p.n_diagnostics ? p.diagnostics[0] : "(no diagnostic)");
+		causal_profile_free(&p);
+		/* strict: the read fails with that message */
+		causal_profile_init(&p);
+		assert_int_equal(causal_profile_read_buffer(&p, text, strlen(text), "b.jsonl",
+							    &(struct causal_read_options){
+								.strict = true}),
+				 -1);
+		assert_non_null(strstr(p.error, "b.jsonl:3: "));
+		causal_profile_free(&p);
+	}
+}
+
+/* ------------------------------------------------------------ outputs */
+
+static char *report_to_string(void (*fn)(FILE *, const struct causal_profile *,
+					 const struct causal_summary *,
+					 const struct causal_report_options *),
+			      const struct causal_profile *p, const struct causal_summary *s)
+{
+	char *out = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&out, &n);
+	char *files[] = {"t.coz"};
+
+	assert_non_null(f);
+	fn(f, p, s, &(struct causal_report_options){.files = files, .n_files = 1});
+	fclose(f);
+	return out;
+}
+
+static void test_json_output(void **state)
+{
+	struct causal_profile p;
+	struct causal_summary s;
+	size_t len;
+	char *buf = noisy_profile(&len), *out;
+	json_error_t err;
+	json_t *root, *series, *first, *pts;
+
+	load(&p, buf, len);
+	assert_int_equal(causal_summarize(&p, NULL, &s), 0);
+	out = report_to_string(causal_report_json, &p, &s);
+	root = json_loads(out, 0, &err);
+	if (!root)
+		fail_msg("JSON does not parse: %s", err.text);
+	assert_int_equal(json_integer_value(json_object_get(root, "lever_causal_report")), 1);
+	assert_true(json_is_true(json_object_get(root, "phase_correction")));
+	assert_int_equal(json_integer_value(json_object_get(root, "runs")), 1);
+	assert_int_equal(json_integer_value(json_object_get(root, "experiments")), 3 * 11 * 4);
+	assert_true(json_is_null(json_object_get(root, "sampler")));
+	series = json_object_get(root, "series");
+	assert_int_equal(json_array_size(series), 3);
+	first = json_array_get(series, 0);
+	assert_string_equal(json_string_value(json_object_get(first, "line")), "up.c:1");
+	assert_string_equal(json_string_value(json_object_get(first, "point")), "p");
+	assert_string_equal(json_string_value(json_object_get(first, "kind")), "throughput");
+	assert_true(json_is_number(json_object_get(first, "slope")));
+	assert_int_equal(json_array_size(json_object_get(first, "slope_ci")), 2);
+	assert_true(json_is_number(json_object_get(first, "impact")));
+	assert_true(json_is_number(json_object_get(first, "max_speedup")));
+	assert_true(json_is_false(json_object_get(first, "contention")));
+	assert_int_equal(json_integer_value(json_object_get(first, "experiments")), 44);
+	pts = json_object_get(first, "points");
+	assert_int_equal(json_array_size(pts), 11);
+	assert_true(json_number_value(json_object_get(json_array_get(pts, 0), "line_speedup")) ==
+		    0);
+	assert_true(
+	    json_number_value(json_object_get(json_array_get(pts, 0), "program_speedup")) == 0);
+	assert_true(fabs(json_number_value(json_object_get(json_array_get(pts, 5),
+							    "line_speedup")) -
+			 0.5) < 1e-12);
+	for (const char *const *k = (const char *const[]){"ci", "experiments", "visits",
+							   "duration_ns", NULL};
+	     *k; k++)
+		assert_non_null(json_object_get(json_array_get(pts, 5), *k));
+	assert_true(json_is_true(json_object_get(json_array_get(series, 2), "contention")));
+	json_decref(root);
+	free(out);
+	causal_summary_free(&s);
+	causal_profile_free(&p);
+	free(buf);
+}
+
+static void test_html_output(void **state)
+{
+	struct causal_profile p;
+	struct causal_summary s;
+	size_t len;
+	char *buf = noisy_profile(&len), *out;
+	size_t charts = 0;
+
+	load(&p, buf, len);
+	assert_int_equal(causal_summarize(&p, NULL, &s), 0);
+	out = report_to_string(causal_report_html, &p, &s);
+	for (const char *c = out; (c = strstr(c, "<svg")); c++)
+		charts++;
+	assert_int_equal(charts, 3);
+	assert_non_null(strstr(out, "<script>"));
+	assert_non_null(strstr(out, "id=\"sort\""));
+	assert_non_null(strstr(out, "id=\"point\""));
+	assert_non_null(strstr(out, "contention</span>"));
+	/* self-contained: nothing to fetch */
+	assert_null(strstr(out, "src="));
+	assert_null(strstr(out, "href="));
+	assert_null(strstr(out, "@import"));
+	free(out);
+	causal_summary_free(&s);
+	causal_profile_free(&p);
+	free(buf);
+}
+
+/* ------------------------------------------------------------ fuzz (JSON Lines) */
+
+static void report_everything(const char *buf, size_t len)
+{
+	struct causal_profile p;
+	struct causal_summary s;
+	FILE *devnull = fopen("/dev/null", "w");
+
+	causal_profile_init(&p);
+	(void)causal_profile_read_buffer(&p, buf, len, "fuzz.jsonl", NULL);
+	if (causal_summarize(&p,
+			     &(struct causal_summary_options){
+				 .min_speedups = 1, .min_visits = 1, .resamples = 100},
+			     &s) == 0) {
+		causal_report_text(devnull, &p, &s, &(struct causal_report_options){.detail = true});
+		causal_report_json(devnull, &p, &s, NULL);
+		causal_report_html(devnull, &p, &s, NULL);
+		causal_summary_free(&s);
+	}
+	causal_profile_free(&p);
+	fclose(devnull);
+}
+
+static void test_fuzz_jsonl(void **state)
+{
+	static const char *tokens[] = {"{",
+				       "}",
+				       "\"type\":",
+				       "\"experiment\"",
+				       "\"throughput-point\"",
+				       "\"latency-point\"",
+				       "\"samples\"",
+				       "\"runtime\"",
+				       ",",
+				       ":",
+				       "\"",
+				       "\\u0000",
+				       "\\t",
+				       "null",
+				       "[]",
+				       "1e308",
+				       "-0.5",
+				       "18446744073709551615",
+				       "9223372036854775807",
+				       "\n"};
+	size_t base_len = strlen(jsonl_profile);
+	char buf[4096];
+	struct rng r;
+
+	rng_seed(&r, 4242);
+	for (int iter = 0; iter < 6000; iter++) {
+		size_t len = base_len;
+		int edits = 1 + (int)rng_below(&r, 8);
+
+		memcpy(buf, jsonl_profile, len);
+		for (int k = 0; k < edits; k++) {
+			size_t pos = rng_below(&r, len + 1);
+
+			switch (rng_below(&r, 5)) {
+			case 0: /* replace a byte, sometimes by a random one */
+				if (pos < len)
+					buf[pos] = (char)rng_next(&r);
+				break;
+			case 1: /* delete a run */
+				if (pos < len) {
+					size_t n = rng_below(&r, len - pos) + 1;
+
+					memmove(buf + pos, buf + pos + n, len - pos - n);
+					len -= n;
+				}
+				break;
+			case 2:
+			case 3: { /* insert a token */
+				const char *t = tokens[rng_below(&r, ARRAY_SIZE(tokens))];
+				size_t n = strlen(t);
+
+				if (len + n <= sizeof(buf)) {
+					memmove(buf + pos + n, buf + pos, len - pos);
+					memcpy(buf + pos, t, n);
+					len += n;
+				}
+				break;
+			}
+			default: /* truncate */
+				len = pos;
+				break;
+			}
+		}
+		report_everything(buf, len);
+	}
+	/* and random bytes after a JSON first line */
+	for (int iter = 0; iter < 2000; iter++) {
+		size_t len = 1 + rng_below(&r, sizeof(buf) - 1);
+
+		buf[0] = '{';
+		for (size_t i = 1; i < len; i++)
+			buf[i] = (char)rng_next(&r);
+		report_everything(buf, len);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_aggregation_sums_not_rates),
+	    cmocka_unit_test(test_phase_correction),
+	    cmocka_unit_test(test_phase_correction_needs_records),
+	    cmocka_unit_test(test_littles_law_weighting),
+	    cmocka_unit_test(test_bootstrap_deterministic),
+	    cmocka_unit_test(test_contention_flag),
+	    cmocka_unit_test(test_ranking),
+	    cmocka_unit_test(test_jsonl_reader),
+	    cmocka_unit_test(test_jsonl_malformed),
+	    cmocka_unit_test(test_json_output),
+	    cmocka_unit_test(test_html_output),
+	    cmocka_unit_test(test_fuzz_jsonl),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
