@@ -1,9 +1,10 @@
 #!/bin/sh
-# Install the Debian packages lever needs to build and test, if missing.
+# Install the Debian packages lever needs to build and test, if missing
+# (jq: the e2e tests check JSON output with it).
 # Idempotent; works as root or through sudo.
 set -eu
 PKGS="build-essential cmake pkg-config clang libdw-dev libelf-dev libcapstone-dev libgsl-dev
-libcmocka-dev libjansson-dev coz-profiler gcc-12-plugin-dev llvm-14-dev"
+libcmocka-dev libjansson-dev coz-profiler gcc-12-plugin-dev llvm-14-dev jq"
 # --bench: the peers and targets of bench/ (hyperfine, tcl for the sqlite3
 # amalgamation, xz for the comparisons); --browser: headless Chromium.
 case "${1:-}" in

@@ -334,10 +334,23 @@ static void percentile_interval(double *v, size_t n, double level, double *lo, d
 }
 
 /*
+ * The program speedup of bucket i of s from resampled sums. The phase
+ * correction factor stays the one of the point estimate: a resample of a
+ * bucket with few samples of the line often has none, which would leave the
+ * factor undefined, and the interval is about the progress rates.
+ */
+static double resampled_speedup(const struct causal_series *s, size_t i,
+				const struct causal_bucket *rb, double base, bool latency)
+{
+	double y = 1.0 - bucket_cost(rb, latency) / base;
+
+	return isfinite(y) ? y * s->buckets[i].phase_factor : NAN;
+}
+
+/*
  * Point intervals: each resample redraws the experiments of every bucket
  * (the 0% one too, so the baseline's noise counts) and recomputes the points
- * against the resampled baseline, with the phase correction from the
- * resampled sums. reps is n_buckets x B.
+ * against the resampled baseline. reps is n_buckets x B.
  */
 static void bootstrap_points(struct causal_series *s, bool latency, const struct phase *ph,
 			     const struct bootstrap *bs, struct rng *r, double *reps)
@@ -352,8 +365,7 @@ static void bootstrap_points(struct causal_series *s, bool latency, const struct
 		base = bucket_cost(&rb, latency);
 		for (size_t i = 1; i < nb; i++) {
 			resample_bucket(&s->buckets[i], bs->entries, r, &rb);
-			reps[i * B + k] =
-			    base > 0 ? bucket_speedup(&rb, base, latency, ph, NULL, NULL) : NAN;
+			reps[i * B + k] = base > 0 ? resampled_speedup(s, i, &rb, base, latency) : NAN;
 		}
 	}
 	for (size_t i = 1; i < nb; i++)
@@ -393,8 +405,7 @@ static void bootstrap_slope(struct causal_series *s, bool latency, const struct 
 			if (!tmp[i].experiments)
 				continue;
 			xs[m] = tmp[i].speedup_pct / 100.0;
-			ys[m++] = base > 0 ? bucket_speedup(&tmp[i], base, latency, ph, NULL, NULL)
-					   : NAN;
+			ys[m++] = base > 0 ? resampled_speedup(s, i, &tmp[i], base, latency) : NAN;
 		}
 		slopes[k] = m >= 3 ? fit_slope(xs, ys, m, NULL) : NAN;
 	}
