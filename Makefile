@@ -30,13 +30,18 @@ test-asan: deps
 	@cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L analysis
 
 # Browser checks (need chromium; not part of `make test`): a fresh lever profile
-# loaded into Coz's own viewer, screenshot in $(BUILD)/coz-viewer.png.
+# loaded into Coz's own viewer, screenshot in $(BUILD)/coz-viewer.png; and the
+# HTML page of `lever causal report --html` for it and for Coz's ferret
+# profile, screenshot in $(BUILD)/causal-report.png (script errors fail).
 test-browser: build
 	@command -v chromium >/dev/null || scripts/install-deps.sh --browser
 	@rm -f $(BUILD)/browser.coz
 	@$(BUILD)/bin/lever causal -o $(BUILD)/browser.coz -- \
 		$(BUILD)/tests/programs/causal_known/critical_path 300 15000000 >/dev/null
 	@tests/browser/coz_viewer.sh $(BUILD)/browser.coz $(BUILD)/coz-viewer.png
+	@tests/browser/causal_report.sh $(BUILD)/bin/lever $(BUILD)/browser.coz \
+		$$(ls /usr/share/coz-profiler/viewer/profiles/ferret.coz 2>/dev/null) \
+		$(BUILD)/causal-report.png
 
 bench: build
 	@scripts/install-deps.sh --bench

@@ -168,10 +168,11 @@ struct causal_bucket {
 	double difference_dur;	 /* latency: sum of difference * duration */
 	double selected_samples; /* sum of the selected line's samples during the experiments */
 	double raw_speedup;	 /* program speedup before phase correction (fraction) */
-	double phase_factor;	 /* phase correction applied, (t_obs/s_obs)(s/T); 1 if none */
-	double program_speedup;	 /* predicted program speedup (fraction); 0 for the 0% bucket */
-	double ci_low, ci_high;	 /* bootstrap confidence interval of program_speedup */
-	size_t first_entry;	 /* private: the bucket's experiments, for the bootstrap */
+	double phase_factor; /* phase correction applied, (t_obs/s_obs)(s/T) of the 0% bucket; 1 if
+				none */
+	double program_speedup; /* predicted program speedup (fraction); 0 for the 0% bucket */
+	double ci_low, ci_high; /* bootstrap confidence interval of program_speedup */
+	size_t first_entry;	/* private: the bucket's experiments, for the bootstrap */
 };
 
 /* The curve of one (selected line, progress point). */
@@ -180,15 +181,15 @@ struct causal_series {
 	uint32_t point;		       /* index into profile->points */
 	struct causal_bucket *buckets; /* sorted by speedup_pct, first is 0% */
 	size_t n_buckets;
-	unsigned experiments;	       /* over the kept buckets */
-	double slope;		       /* least-squares slope of program vs line speedup (clamped) */
-	double slope_low, slope_high;  /* its bootstrap confidence interval */
-	double intercept;	       /* of the fitted line, for charts */
-	double impact;		       /* largest mean program speedup over [0, x] (Coz's viewer) */
-	double max_speedup;	       /* largest program speedup among the buckets */
-	bool contention;	       /* the slope's interval lies entirely below 0 */
-	bool phase_corrected;	       /* the phase correction was applied to its points */
-	int64_t line_samples;	       /* s: the line's samples over all runs (0 if unknown) */
+	unsigned experiments;	      /* over the kept buckets */
+	double slope;		      /* least-squares slope of program vs line speedup (clamped) */
+	double slope_low, slope_high; /* its bootstrap confidence interval */
+	double intercept;	      /* of the fitted line, for charts */
+	double impact;		      /* largest mean program speedup over [0, x] (Coz's viewer) */
+	double max_speedup;	      /* largest program speedup among the buckets */
+	bool contention;	      /* the slope's interval lies entirely below 0 */
+	bool phase_corrected;	      /* the phase correction was applied to its points */
+	int64_t line_samples;	      /* s: the line's samples over all runs (0 if unknown) */
 };
 
 enum causal_sort {
@@ -198,12 +199,12 @@ enum causal_sort {
 };
 
 struct causal_summary_options {
-	unsigned min_speedups;	    /* distinct speedups a line needs; 0 = default (5) */
-	double min_visits;	    /* visits (or arrivals) a bucket needs; 0 = default (5) */
-	bool no_phase_correction;   /* skip the phase correction (on by default) */
-	unsigned resamples;	    /* bootstrap resamples; 0 = default (1000) */
-	double level;		    /* confidence level; 0 = default (0.95) */
-	uint64_t seed;		    /* seed of the bootstrap generator (results repeat) */
+	unsigned min_speedups;	  /* distinct speedups a line needs; 0 = default (5) */
+	double min_visits;	  /* visits (or arrivals) a bucket needs; 0 = default (5) */
+	bool no_phase_correction; /* skip the phase correction (on by default) */
+	unsigned resamples;	  /* bootstrap resamples; 0 = default (1000) */
+	double level;		  /* confidence level; 0 = default (0.95) */
+	uint64_t seed;		  /* seed of the bootstrap generator (results repeat) */
 	enum causal_sort sort;
 };
 
@@ -231,11 +232,12 @@ struct causal_summary {
  * own 0% bucket (throughput: 1 - p_s/p_0 with p = duration/visits; latency:
  * Little's law, (W_0 - W_s)/W_0). Buckets with too few visits are dropped.
  * Unless turned off, each bucket's speedup is multiplied by the phase
- * correction (t_obs/s_obs)(s/T) (paper eq. 8; spec coz.md §9), when the
- * profile has the `samples` and `runtime` records it needs. Every point and
- * every slope gets a percentile bootstrap interval (experiments resampled
- * within each bucket, fixed seed). Lines are ranked by the least-squares
- * slope of their curve, fitted with program speedups clamped to
+ * correction (t_obs/s_obs)(s/T) (paper eq. 8; spec coz.md §9), estimated
+ * from the line's 0% experiments, when the profile has the `samples` and
+ * `runtime` records it needs. Every point gets a percentile bootstrap
+ * interval (experiments resampled within each bucket) and every slope one
+ * from a pairs bootstrap over the line's experiments; the seed is fixed. Lines are ranked by the
+ * least-squares slope of their curve, fitted with program speedups clamped to
  * [-100%, +200%] so that one glitched bucket cannot decide the rank, or by
  * impact or name. Returns 0, or -1 when out of memory.
  */
@@ -255,10 +257,10 @@ const char *causal_profile_sampler(const struct causal_profile *p, uint64_t *per
 /* ---------------------------------------------------------------- text report */
 
 struct causal_report_options {
-	size_t top;	   /* lines to print, 0 = all */
-	bool ascii;	   /* curves in ASCII instead of Unicode blocks */
-	bool detail;	   /* also each line's points, with their intervals */
-	char **files;	   /* the profiles read, for the summary */
+	size_t top;   /* lines to print, 0 = all */
+	bool ascii;   /* curves in ASCII instead of Unicode blocks */
+	bool detail;  /* also each line's points, with their intervals */
+	char **files; /* the profiles read, for the summary */
 	size_t n_files;
 };
 

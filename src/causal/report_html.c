@@ -110,13 +110,15 @@ static void run_summary(FILE *f, const struct causal_profile *p, const struct ca
 		!s->phase_correction ? "off"
 		: s->runtime_ns > 0  ? "on (paper eq. 8)"
 				     : "on, but the profile has no runtime records");
-	snprintf(buf, sizeof(buf), "%.0f%%, percentile bootstrap over experiments, %u resamples, seed %llu",
+	snprintf(buf, sizeof(buf),
+		 "%.0f%%, percentile bootstrap over experiments, %u resamples, seed %llu",
 		 100 * s->level, s->resamples, (unsigned long long)s->seed);
 	add_row(t, "intervals", buf);
 	snprintf(a, sizeof(a), "%zu", s->dropped_no_baseline);
 	snprintf(b, sizeof(b), "%zu", s->dropped_few_speedups);
-	snprintf(buf, sizeof(buf), "%zu (dropped: %s without a 0%% baseline, %s with too few speedups)",
-		 s->n_series, a, b);
+	snprintf(buf, sizeof(buf),
+		 "%zu (dropped: %s without a 0%% baseline, %s with too few speedups)", s->n_series,
+		 a, b);
 	add_row(t, "lines with a curve", buf);
 	report_table_print_html(t, f);
 	report_table_free(t);
@@ -208,12 +210,11 @@ void causal_report_html(FILE *out, const struct causal_profile *p, const struct 
 	fputs(page_style, out);
 	report_html_heading(out, 1, "lever causal report");
 	run_summary(out, p, s, opt);
-	report_html_paragraph(out,
-			      "Each chart predicts how much faster the program would run "
-			      "(y) if one line were made faster (x). Bars are confidence "
-			      "intervals; the line is the least-squares fit whose slope ranks "
-			      "the lines. A line sloping down is contention: speeding it up "
-			      "slows the program.");
+	report_html_paragraph(out, "Each chart predicts how much faster the program would run "
+				   "(y) if one line were made faster (x). Bars are confidence "
+				   "intervals; the line is the least-squares fit whose slope ranks "
+				   "the lines. A line sloping down is contention: speeding it up "
+				   "slows the program.");
 	if (s->n_series == 0) {
 		report_html_paragraph(out, "No line has a usable curve yet: a line needs "
 					   "experiments at 0% and at several other speedups.");

@@ -150,8 +150,7 @@ static void print_row(FILE *out, const struct causal_profile *p, const struct ca
 	snprintf(ci, sizeof(ci), "[%s,%s]", lo, hi);
 	fprintf(out, "%2zu%c ", rank, c->contention ? '!' : ' ');
 	print_location(out, causal_profile_string(p, c->selected), LINE_WIDTH, true);
-	fprintf(out, " %6s %-13s %+6.1f%% %3zu ", slope, ci, 100.0 * c->max_speedup,
-		c->n_buckets);
+	fprintf(out, " %6s %-13s %+6.1f%% %3zu ", slope, ci, 100.0 * c->max_speedup, c->n_buckets);
 	print_curve(out, c, sc, ascii);
 	fprintf(out, "\n");
 }
@@ -197,9 +196,11 @@ static void print_table(FILE *out, const struct causal_profile *p, const struct 
 		print_row(out, p, rows[i], i + 1, &sc, ascii);
 		contention |= rows[i]->contention;
 	}
-	fprintf(out, "  curve: program speedup at line speedups 5..100%%, %s = %+.0f%% .. %s = %+.0f%%\n",
-		ascii ? blocks_ascii[0] : blocks_utf8[0], 100 * sc.lo,
-		ascii ? blocks_ascii[7] : blocks_utf8[7], 100 * sc.hi);
+	fprintf(
+	    out,
+	    "  curve: program speedup at line speedups 5..100%%, %s = %+.0f%% .. %s = %+.0f%%\n",
+	    ascii ? blocks_ascii[0] : blocks_utf8[0], 100 * sc.lo,
+	    ascii ? blocks_ascii[7] : blocks_utf8[7], 100 * sc.hi);
 	if (contention)
 		fprintf(out, "  ! contention: the slope's interval lies below 0; speeding the line "
 			     "up\n    slows the program\n");

@@ -12,7 +12,8 @@
  *    improvement = (W_0 - W_s) / W_0;
  *  - phase correction (paper eq. 8): the speedup measured while the line ran
  *    only applies to the fraction t_A/T of the run in which it runs, with
- *    t_A estimated as t_obs * s / s_obs; the factor is capped at 1 (t_A <= T);
+ *    t_A estimated as t_obs * s / s_obs from the line's 0% experiments (see
+ *    phase_factor()); the factor is capped at 1 (t_A <= T);
  *  - buckets with fewer than min_visits visits (arrivals) are dropped, then
  *    lines without a 0% bucket or with fewer than min_speedups speedups;
  *  - confidence intervals: a percentile bootstrap that resamples the
@@ -139,8 +140,15 @@ struct phase {
 };
 
 /*
- * The phase correction factor (t_obs / s_obs) * (s / T) of a bucket, capped
- * at 1 (t_A cannot exceed T); NaN if the bucket has no samples of the line.
+ * The phase correction factor (t_obs / s_obs) * (s / T), capped at 1 (t_A
+ * cannot exceed T); NaN if the bucket has no samples of the line. It is taken
+ * from the line's 0% bucket and applied to all its points: t_A/T, the share
+ * of the run in which the line runs, does not depend on the virtual speedup,
+ * and only at 0% is the effective duration t_obs the real time in which the
+ * s_obs samples were taken. At a speedup x the inserted delays shrink the
+ * effective duration by up to a factor 1 - x while the samples stay, so a
+ * per-bucket factor would pull every curve down towards 0 at 100% (a line
+ * that always runs would get the factor 1 - x instead of 1).
  */
 static double phase_factor(const struct causal_bucket *b, const struct phase *ph)
 {
@@ -152,18 +160,10 @@ static double phase_factor(const struct causal_bucket *b, const struct phase *ph
 	return f > 1.0 ? 1.0 : f;
 }
 
-/* A bucket's program speedup against the baseline cost; NaN if unusable. */
-static double bucket_speedup(const struct causal_bucket *b, double base, bool latency,
-			     const struct phase *ph, double *raw, double *factor)
+/* A bucket's program speedup against the baseline cost, before any correction. */
+static double bucket_speedup(const struct causal_bucket *b, double base, bool latency)
 {
-	double y = 1.0 - bucket_cost(b, latency) / base;
-	double f = ph->on ? phase_factor(b, ph) : 1.0;
-
-	if (raw)
-		*raw = y;
-	if (factor)
-		*factor = f;
-	return isfinite(y) && isfinite(f) ? y * f : NAN;
+	return 1.0 - bucket_cost(b, latency) / base;
 }
 
 /* Program speedups beyond these count as these in the slope (Coz's viewer plots only this range).
@@ -239,7 +239,7 @@ static double series_slope(struct causal_series *s, double *xs, double *ys)
 static bool finish_series(struct causal_series *s, bool latency, const struct phase *ph,
 			  size_t *dropped)
 {
-	double base;
+	double base, factor;
 	size_t kept = 0;
 	double *xs, *ys;
 
@@ -250,14 +250,18 @@ static bool finish_series(struct causal_series *s, bool latency, const struct ph
 		return false;
 	s->experiments = 0;
 	s->max_speedup = -INFINITY;
-	s->phase_corrected = ph->on;
+	factor = ph->on ? phase_factor(&s->buckets[0], ph) : 1.0;
+	s->phase_corrected = ph->on && isfinite(factor);
+	if (!s->phase_corrected)
+		factor = 1.0;
 	for (size_t i = 0; i < s->n_buckets; i++) {
 		struct causal_bucket *b = &s->buckets[i];
 		double y = 0;
 
-		b->phase_factor = 1.0;
+		b->phase_factor = factor;
 		if (i > 0) {
-			y = bucket_speedup(b, base, latency, ph, &b->raw_speedup, &b->phase_factor);
+			b->raw_speedup = bucket_speedup(b, base, latency);
+			y = b->raw_speedup * factor;
 			if (!isfinite(y)) {
 				(*dropped)++;
 				continue;
@@ -336,13 +340,13 @@ static void percentile_interval(double *v, size_t n, double level, double *lo, d
 /*
  * The program speedup of bucket i of s from resampled sums. The phase
  * correction factor stays the one of the point estimate: a resample of a
- * bucket with few samples of the line often has none, which would leave the
- * factor undefined, and the interval is about the progress rates.
+ * bucket with few samples of the line can have none, which would leave the
+ * factor undefined; the interval is about the progress rates.
  */
 static double resampled_speedup(const struct causal_series *s, size_t i,
 				const struct causal_bucket *rb, double base, bool latency)
 {
-	double y = 1.0 - bucket_cost(rb, latency) / base;
+	double y = bucket_speedup(rb, base, latency);
 
 	return isfinite(y) ? y * s->buckets[i].phase_factor : NAN;
 }
@@ -365,7 +369,8 @@ static void bootstrap_points(struct causal_series *s, bool latency, const struct
 		base = bucket_cost(&rb, latency);
 		for (size_t i = 1; i < nb; i++) {
 			resample_bucket(&s->buckets[i], bs->entries, r, &rb);
-			reps[i * B + k] = base > 0 ? resampled_speedup(s, i, &rb, base, latency) : NAN;
+			reps[i * B + k] =
+			    base > 0 ? resampled_speedup(s, i, &rb, base, latency) : NAN;
 		}
 	}
 	for (size_t i = 1; i < nb; i++)
@@ -557,8 +562,8 @@ static int build_series(const struct causal_profile *p, const struct causal_summ
 	s.buckets = malloc((j - i) * sizeof(*s.buckets));
 	if (!s.buckets)
 		return -1;
-	s.n_buckets = fold_buckets(entries + i, j - i, i, o->min_visits, s.buckets,
-				   &out->dropped_buckets);
+	s.n_buckets =
+	    fold_buckets(entries + i, j - i, i, o->min_visits, s.buckets, &out->dropped_buckets);
 	if (!finish_series(&s, latency, &ph, &out->dropped_buckets)) {
 		out->dropped_no_baseline++;
 		free(s.buckets);

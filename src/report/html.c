@@ -467,8 +467,9 @@ void report_svg_xy(FILE *f, const struct report_xy_chart *c)
 	xy_y_range(c, &ylo, &yhi);
 	axis_init(&ax, c->x_lo * c->x_scale, c->x_hi * c->x_scale, left, w - right);
 	axis_init(&ay, ylo * c->y_scale, yhi * c->y_scale, h - bottom, top);
-	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-		   "viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n",
+	fprintf(f,
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+		"viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n",
 		w, h, w, h);
 	draw_x_axis(f, &ax, top, h - bottom, c->x_label ? c->x_label : "");
 	draw_y_axis(f, &ay, left, w - right, c->y_label ? c->y_label : "");

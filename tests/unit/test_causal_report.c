@@ -96,9 +96,8 @@ static void test_aggregation_sums_not_rates(void **state)
 	for (int pct = 10; pct <= 30; pct += 10)
 		exp_tp(&buf, &len, "a.c:1", pct, 1000, 50, 1);
 	load(&p, buf, len);
-	assert_int_equal(causal_summarize(&p, &(struct causal_summary_options){.resamples = 200},
-					  &s),
-			 0);
+	assert_int_equal(
+	    causal_summarize(&p, &(struct causal_summary_options){.resamples = 200}, &s), 0);
 	assert_int_equal(s.n_series, 1);
 	c = series_of(&p, &s, "a.c:1");
 	assert_int_equal(bucket_at(c, 50)->experiments, 2);
@@ -110,9 +109,8 @@ static void test_aggregation_sums_not_rates(void **state)
 	/* several files (here: the same buffer twice) merge: sums double, speedups stay */
 	assert_int_equal(causal_profile_read_buffer(&p, buf, len, "u.coz", NULL), 0);
 	causal_summary_free(&s);
-	assert_int_equal(causal_summarize(&p, &(struct causal_summary_options){.resamples = 200},
-					  &s),
-			 0);
+	assert_int_equal(
+	    causal_summarize(&p, &(struct causal_summary_options){.resamples = 200}, &s), 0);
 	c = series_of(&p, &s, "a.c:1");
 	assert_int_equal(p.n_runs, 2);
 	assert_int_equal(bucket_at(c, 50)->experiments, 4);
@@ -126,10 +124,11 @@ static void test_aggregation_sums_not_rates(void **state)
 
 /*
  * Hand-computed: T = 10000 ns (runtime), s = 100 samples of a.c:1 over the
- * run. At 0%: 1000 ns, 100 visits (p0 = 10). At x%: 800 ns, 100 visits, 40
- * selected samples: raw speedup 1 - 8/10 = 0.2, factor (800/40) * 100 /
- * 10000 = 0.2, corrected 0.04. One bucket has 400 samples: factor 0.02.
- * One has 4 samples: factor 2, capped at 1.
+ * run. At 0%: 1000 ns, 100 visits (p0 = 10) and 50 samples of the line:
+ * t_A = t_obs * s / s_obs = 1000 * 100 / 50 = 2000 ns, factor t_A / T = 0.2.
+ * At x%: 800 ns, 100 visits: raw speedup 1 - 8/10 = 0.2, corrected 0.04,
+ * whatever the bucket's own samples (its effective duration is shortened by
+ * the delays, so it does not estimate t_A).
  */
 static void test_phase_correction(void **state)
 {
@@ -145,39 +144,43 @@ static void test_phase_correction(void **state)
 	exp_tp(&buf, &len, "a.c:1", 40, 800, 100, 40);
 	exp_tp(&buf, &len, "a.c:1", 60, 800, 100, 400);
 	exp_tp(&buf, &len, "a.c:1", 80, 800, 100, 4);
-	exp_tp(&buf, &len, "a.c:1", 100, 800, 100, 0); /* no samples: dropped when correcting */
+	exp_tp(&buf, &len, "a.c:1", 100, 800, 100, 0);
+	exp_tp(&buf, &len, "b.c:1", 0, 1000, 100, 1); /* factor 20: capped at 1 */
+	for (int pct = 25; pct <= 100; pct += 25)
+		exp_tp(&buf, &len, "b.c:1", pct, 500, 100, 1);
 	append(&buf, &len, "runtime\ttime=4000\nsamples\tlocation=a.c:1\tcount=30\n");
 	/* cumulative records: the latest of the run counts */
 	append(&buf, &len, "runtime\ttime=10000\nsamples\tlocation=a.c:1\tcount=100\n");
+	append(&buf, &len, "samples\tlocation=b.c:1\tcount=200\n");
 	load(&p, buf, len);
-	assert_int_equal(causal_summarize(&p, &(struct causal_summary_options){.resamples = 200},
-					  &s),
-			 0);
+	assert_int_equal(
+	    causal_summarize(&p, &(struct causal_summary_options){.resamples = 200}, &s), 0);
 	assert_true(s.phase_correction);
 	assert_int_equal(s.runtime_ns, 10000);
 	c = series_of(&p, &s, "a.c:1");
 	assert_true(c->phase_corrected);
 	assert_int_equal(c->line_samples, 100);
-	assert_int_equal(c->n_buckets, 5);
-	NEAR(bucket_at(c, 20)->raw_speedup, 0.2);
-	NEAR(bucket_at(c, 20)->phase_factor, 0.2);
-	NEAR(bucket_at(c, 20)->program_speedup, 0.04);
-	NEAR(bucket_at(c, 60)->phase_factor, 0.02);
-	NEAR(bucket_at(c, 60)->program_speedup, 0.004);
-	NEAR(bucket_at(c, 80)->phase_factor, 1.0);
-	NEAR(bucket_at(c, 80)->program_speedup, 0.2);
+	assert_int_equal(c->n_buckets, 6);
+	for (int pct = 20; pct <= 100; pct += 20) {
+		NEAR(bucket_at(c, pct)->raw_speedup, 0.2);
+		NEAR(bucket_at(c, pct)->phase_factor, 0.2);
+		NEAR(bucket_at(c, pct)->program_speedup, 0.04);
+	}
+	c = series_of(&p, &s, "b.c:1");
+	assert_true(c->phase_corrected);
+	NEAR(bucket_at(c, 50)->phase_factor, 1.0);
+	NEAR(bucket_at(c, 50)->program_speedup, 0.5);
 	causal_summary_free(&s);
 
-	/* turned off: the raw speedups, and the 100% bucket stays */
-	assert_int_equal(causal_summarize(&p,
-					  &(struct causal_summary_options){
-					      .resamples = 200, .no_phase_correction = true},
-					  &s),
-			 0);
+	/* turned off: the raw speedups */
+	assert_int_equal(
+	    causal_summarize(
+		&p, &(struct causal_summary_options){.resamples = 200, .no_phase_correction = true},
+		&s),
+	    0);
 	assert_false(s.phase_correction);
 	c = series_of(&p, &s, "a.c:1");
 	assert_false(c->phase_corrected);
-	assert_int_equal(c->n_buckets, 6);
 	NEAR(bucket_at(c, 20)->program_speedup, 0.2);
 	NEAR(bucket_at(c, 100)->program_speedup, 0.2);
 	causal_summary_free(&s);
@@ -197,9 +200,8 @@ static void test_phase_correction_needs_records(void **state)
 	for (int pct = 0; pct <= 100; pct += 25)
 		exp_tp(&buf, &len, "a.c:1", pct, 1000 - 2 * pct, 100, 10);
 	load(&p, buf, len);
-	assert_int_equal(causal_summarize(&p, &(struct causal_summary_options){.resamples = 200},
-					  &s),
-			 0);
+	assert_int_equal(
+	    causal_summarize(&p, &(struct causal_summary_options){.resamples = 200}, &s), 0);
 	assert_true(s.phase_correction);
 	assert_false(s.series[0].phase_corrected);
 	NEAR(bucket_at(&s.series[0], 50)->program_speedup, 0.1);
@@ -237,9 +239,8 @@ static void test_littles_law_weighting(void **state)
 		       "latency-point\tname=req\tarrivals=100\tdepartures=100\tdifference=%d\n",
 		       pct, 17);
 	load(&p, buf, len);
-	assert_int_equal(causal_summarize(&p, &(struct causal_summary_options){.resamples = 200},
-					  &s),
-			 0);
+	assert_int_equal(
+	    causal_summarize(&p, &(struct causal_summary_options){.resamples = 200}, &s), 0);
 	c = series_of(&p, &s, "l.c:1");
 	assert_int_equal(p.points[c->point].kind, CAUSAL_POINT_LATENCY);
 	NEAR(bucket_at(c, 50)->program_speedup, 0.6);
@@ -362,9 +363,8 @@ static void test_ranking(void **state)
 		exp_tp(&buf, &len, "late.c:1", pct, (long)(10000 * (1 - 0.3 * x)), 100, 1);
 	}
 	load(&p, buf, len);
-	assert_int_equal(causal_summarize(&p, &(struct causal_summary_options){.resamples = 200},
-					  &s),
-			 0);
+	assert_int_equal(
+	    causal_summarize(&p, &(struct causal_summary_options){.resamples = 200}, &s), 0);
 	e = series_of(&p, &s, "early.c:1");
 	l = series_of(&p, &s, "late.c:1");
 	NEAR(e->impact, 0.18);
@@ -438,20 +438,20 @@ static void test_jsonl_reader(void **state)
 
 	causal_profile_init(&j);
 	causal_profile_init(&l);
-	assert_int_equal(causal_profile_read_buffer(&j, jsonl_profile, strlen(jsonl_profile),
-						    "p.jsonl", NULL),
-			 0);
-	assert_int_equal(causal_profile_read_buffer(&l, legacy_profile, strlen(legacy_profile),
-						    "p.coz", NULL),
-			 0);
+	assert_int_equal(
+	    causal_profile_read_buffer(&j, jsonl_profile, strlen(jsonl_profile), "p.jsonl", NULL),
+	    0);
+	assert_int_equal(
+	    causal_profile_read_buffer(&l, legacy_profile, strlen(legacy_profile), "p.coz", NULL),
+	    0);
 	assert_int_equal(j.stats.malformed, 0);
 	assert_int_equal(j.n_experiments, 2);
 	assert_int_equal(j.experiments[1].speedup_pct, 25);
 	assert_same_model(&j, &l);
 	/* formats are told apart per file: a legacy file after a JSON one reads too */
-	assert_int_equal(causal_profile_read_buffer(&j, legacy_profile, strlen(legacy_profile),
-						    "q.coz", NULL),
-			 0);
+	assert_int_equal(
+	    causal_profile_read_buffer(&j, legacy_profile, strlen(legacy_profile), "q.coz", NULL),
+	    0);
 	assert_int_equal(j.n_runs, 2);
 	assert_int_equal(j.stats.malformed, 0);
 	causal_profile_free(&j);
@@ -493,8 +493,8 @@ static void test_jsonl_malformed(void **state)
 			 "%s\n",
 			 bad_json[i].line);
 		causal_profile_init(&p);
-		assert_int_equal(causal_profile_read_buffer(&p, text, strlen(text), "b.jsonl", NULL),
-				 0);
+		assert_int_equal(
+		    causal_profile_read_buffer(&p, text, strlen(text), "b.jsonl", NULL), 0);
 		for (size_t k = 0; k < p.n_diagnostics; k++)
 			found |= strstr(p.diagnostics[k], "b.jsonl:3: ") &&
 				 strstr(p.diagnostics[k], bad_json[i].message);
@@ -504,10 +504,10 @@ static void test_jsonl_malformed(void **state)
 		causal_profile_free(&p);
 		/* strict: the read fails with that message */
 		causal_profile_init(&p);
-		assert_int_equal(causal_profile_read_buffer(&p, text, strlen(text), "b.jsonl",
-							    &(struct causal_read_options){
-								.strict = true}),
-				 -1);
+		assert_int_equal(
+		    causal_profile_read_buffer(&p, text, strlen(text), "b.jsonl",
+					       &(struct causal_read_options){.strict = true}),
+		    -1);
 		assert_non_null(strstr(p.error, "b.jsonl:3: "));
 		causal_profile_free(&p);
 	}
@@ -567,13 +567,13 @@ static void test_json_output(void **state)
 	assert_int_equal(json_array_size(pts), 11);
 	assert_true(json_number_value(json_object_get(json_array_get(pts, 0), "line_speedup")) ==
 		    0);
+	assert_true(json_number_value(json_object_get(json_array_get(pts, 0), "program_speedup")) ==
+		    0);
 	assert_true(
-	    json_number_value(json_object_get(json_array_get(pts, 0), "program_speedup")) == 0);
-	assert_true(fabs(json_number_value(json_object_get(json_array_get(pts, 5),
-							    "line_speedup")) -
-			 0.5) < 1e-12);
-	for (const char *const *k = (const char *const[]){"ci", "experiments", "visits",
-							   "duration_ns", NULL};
+	    fabs(json_number_value(json_object_get(json_array_get(pts, 5), "line_speedup")) - 0.5) <
+	    1e-12);
+	for (const char *const *k =
+		 (const char *const[]){"ci", "experiments", "visits", "duration_ns", NULL};
 	     *k; k++)
 		assert_non_null(json_object_get(json_array_get(pts, 5), *k));
 	assert_true(json_is_true(json_object_get(json_array_get(series, 2), "contention")));
@@ -626,7 +626,8 @@ static void report_everything(const char *buf, size_t len)
 			     &(struct causal_summary_options){
 				 .min_speedups = 1, .min_visits = 1, .resamples = 100},
 			     &s) == 0) {
-		causal_report_text(devnull, &p, &s, &(struct causal_report_options){.detail = true});
+		causal_report_text(devnull, &p, &s,
+				   &(struct causal_report_options){.detail = true});
 		causal_report_json(devnull, &p, &s, NULL);
 		causal_report_html(devnull, &p, &s, NULL);
 		causal_summary_free(&s);
