@@ -9,3 +9,6 @@ grep -q 'figure1: 150 rounds' <<<"$out"
 grep -q '^lever causal report: 1 run, [0-9]* experiments' <<<"$out"
 grep -q 'progress points: round (throughput)' <<<"$out"
 grep -q '100% shorter' <<<"$out"
+# the report comes last, with the HTML page it wrote
+tail -1 <<<"$out" | grep -q "^HTML report: $build/examples/figure1.html$"
+grep -q '<svg' "$build/examples/figure1.html"
