@@ -155,6 +155,11 @@ uint32_t causal_profile_find_string(const struct causal_profile *p, const char *
 int64_t causal_profile_line_samples(const struct causal_profile *p, uint32_t location);
 /* Sum of the latest `runtime` of every run, in ns. */
 int64_t causal_profile_total_runtime(const struct causal_profile *p);
+/*
+ * The same over the runs in which location (string id) has samples or was
+ * selected: the T that goes with its s when unrelated profiles are merged.
+ */
+int64_t causal_profile_line_runtime(const struct causal_profile *p, uint32_t location);
 
 /* ---------------------------------------------------------------- summary */
 
@@ -190,6 +195,7 @@ struct causal_series {
 	bool contention;	      /* the slope's interval lies entirely below 0 */
 	bool phase_corrected;	      /* the phase correction was applied to its points */
 	int64_t line_samples;	      /* s: the line's samples over all runs (0 if unknown) */
+	int64_t line_runtime_ns;      /* T: runtime of the runs with the line (0 if unknown) */
 };
 
 enum causal_sort {

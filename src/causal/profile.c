@@ -980,3 +980,26 @@ int64_t causal_profile_total_runtime(const struct causal_profile *p)
 	}
 	return sum;
 }
+
+int64_t causal_profile_line_runtime(const struct causal_profile *p, uint32_t location)
+{
+	bool *in = calloc(p->n_runs ? p->n_runs : 1, sizeof(*in));
+	int64_t sum = 0;
+
+	if (!in)
+		return causal_profile_total_runtime(p);
+	for (size_t i = 0; i < p->n_samples; i++) {
+		if (p->samples[i].location == location)
+			in[p->samples[i].run] = true;
+	}
+	for (size_t i = 0; i < p->n_experiments; i++) {
+		if (p->experiments[i].selected == location)
+			in[p->experiments[i].run] = true;
+	}
+	for (size_t i = 0; i < p->n_runs; i++) {
+		if (in[i] && p->runs[i].has_runtime)
+			sum = add_saturated(sum, p->runs[i].runtime_ns);
+	}
+	free(in);
+	return sum;
+}

@@ -48,6 +48,7 @@ static void json_series(struct report_json *j, const struct causal_profile *p,
 	report_json_kv_integer(j, "experiments", c->experiments);
 	report_json_kv_bool(j, "phase_corrected", c->phase_corrected);
 	report_json_kv_integer(j, "line_samples", c->line_samples);
+	report_json_kv_integer(j, "line_runtime_ns", c->line_runtime_ns);
 	report_json_key(j, "points");
 	report_json_array_begin(j);
 	for (size_t i = 0; i < c->n_buckets; i++)

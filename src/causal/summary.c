@@ -554,11 +554,13 @@ static int build_series(const struct causal_profile *p, const struct causal_summ
 {
 	struct causal_series s = {.selected = entries[i].selected, .point = entries[i].point};
 	bool latency = p->points[s.point].kind == CAUSAL_POINT_LATENCY;
-	struct phase ph = {.runtime = (double)out->runtime_ns};
+	struct phase ph;
 
 	s.line_samples = causal_profile_line_samples(p, s.selected);
+	s.line_runtime_ns = causal_profile_line_runtime(p, s.selected);
 	ph.line_samples = (double)s.line_samples;
-	ph.on = out->phase_correction && s.line_samples > 0 && out->runtime_ns > 0;
+	ph.runtime = (double)s.line_runtime_ns;
+	ph.on = out->phase_correction && s.line_samples > 0 && s.line_runtime_ns > 0;
 	s.buckets = malloc((j - i) * sizeof(*s.buckets));
 	if (!s.buckets)
 		return -1;

@@ -489,10 +489,11 @@ void report_svg_xy(FILE *f, const struct report_xy_chart *c)
 			continue;
 		xy_error_bar(f, &ay, x, p->lo, p->hi, c);
 		fprintf(f,
-			"<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"><title>%.4g, "
-			"%.4g</title></circle>\n",
+			"<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\" stroke=\"%s\" "
+			"stroke-width=\"1.5\"><title>%.4g, %.4g</title></circle>\n",
 			x, axis_map(&ay, clip(p->y, c->y_clip_lo, c->y_clip_hi) * c->y_scale),
-			clipped ? "#fff" : palette[0], p->x * c->x_scale, p->y * c->y_scale);
+			clipped ? "#fff" : palette[0], palette[0], p->x * c->x_scale,
+			p->y * c->y_scale);
 	}
 	fputs("</svg>\n", f);
 }

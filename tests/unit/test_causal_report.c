@@ -170,6 +170,23 @@ static void test_phase_correction(void **state)
 	assert_true(c->phase_corrected);
 	NEAR(bucket_at(c, 50)->phase_factor, 1.0);
 	NEAR(bucket_at(c, 50)->program_speedup, 0.5);
+
+	/* another program's run merged in: its runtime is not a.c:1's T */
+	{
+		static const char other[] = "startup\ttime=2\nruntime\ttime=1000000\n"
+					    "samples\tlocation=z.c:9\tcount=5\n";
+
+		assert_int_equal(
+		    causal_profile_read_buffer(&p, other, strlen(other), "z.coz", NULL), 0);
+		causal_summary_free(&s);
+		assert_int_equal(
+		    causal_summarize(&p, &(struct causal_summary_options){.resamples = 200}, &s),
+		    0);
+		assert_int_equal(s.runtime_ns, 1010000);
+		c = series_of(&p, &s, "a.c:1");
+		assert_int_equal(c->line_runtime_ns, 10000);
+		NEAR(bucket_at(c, 20)->program_speedup, 0.04);
+	}
 	causal_summary_free(&s);
 
 	/* turned off: the raw speedups */
