@@ -356,8 +356,8 @@ static double resampled_speedup(const struct causal_series *s, size_t i,
  * (the 0% one too, so the baseline's noise counts) and recomputes the points
  * against the resampled baseline. reps is n_buckets x B.
  */
-static void bootstrap_points(struct causal_series *s, bool latency, const struct phase *ph,
-			     const struct bootstrap *bs, struct rng *r, double *reps)
+static void bootstrap_points(struct causal_series *s, bool latency, const struct bootstrap *bs,
+			     struct rng *r, double *reps)
 {
 	size_t nb = s->n_buckets, B = bs->resamples;
 	struct causal_bucket rb;
@@ -385,10 +385,9 @@ static void bootstrap_points(struct causal_series *s, bool latency, const struct
  * them), with the 0% bucket resampled on its own. pool lists every such
  * experiment as bucket index and entry index; tmp has n_buckets buckets.
  */
-static void bootstrap_slope(struct causal_series *s, bool latency, const struct phase *ph,
-			    const struct bootstrap *bs, struct rng *r, size_t (*pool)[2],
-			    size_t n_pool, struct causal_bucket *tmp, double *xs, double *ys,
-			    double *slopes)
+static void bootstrap_slope(struct causal_series *s, bool latency, const struct bootstrap *bs,
+			    struct rng *r, size_t (*pool)[2], size_t n_pool,
+			    struct causal_bucket *tmp, double *xs, double *ys, double *slopes)
 {
 	size_t nb = s->n_buckets, B = bs->resamples;
 
@@ -420,7 +419,7 @@ static void bootstrap_slope(struct causal_series *s, bool latency, const struct 
 
 /* Bootstrap intervals for every point and the slope of s; -1 when out of memory. */
 static int bootstrap_series(const struct causal_profile *p, struct causal_series *s, bool latency,
-			    const struct phase *ph, const struct bootstrap *bs)
+			    const struct bootstrap *bs)
 {
 	size_t nb = s->n_buckets, B = bs->resamples, n_pool = 0;
 	double *reps = malloc(nb * B * sizeof(*reps));
@@ -443,8 +442,8 @@ static int bootstrap_series(const struct causal_profile *p, struct causal_series
 	h = mix_string(h, causal_profile_string(p, s->selected));
 	h = mix_string(h, causal_profile_string(p, p->points[s->point].name));
 	rng_seed(&r, h);
-	bootstrap_points(s, latency, ph, bs, &r, reps);
-	bootstrap_slope(s, latency, ph, bs, &r, pool, n_pool, tmp, xs, ys, slopes);
+	bootstrap_points(s, latency, bs, &r, reps);
+	bootstrap_slope(s, latency, bs, &r, pool, n_pool, tmp, xs, ys, slopes);
 	ret = 0;
 out:
 	free(reps);
@@ -576,7 +575,7 @@ static int build_series(const struct causal_profile *p, const struct causal_summ
 		free(s.buckets);
 		return 0;
 	}
-	if (bootstrap_series(p, &s, latency, &ph, bs) || add_series(out, cap, &s)) {
+	if (bootstrap_series(p, &s, latency, bs) || add_series(out, cap, &s)) {
 		free(s.buckets);
 		return -1;
 	}
