@@ -680,6 +680,18 @@ static bool json_append(struct reader *rd, const char *text, size_t n)
 	return true;
 }
 
+/* Append a name with '_' written as '-'. */
+static bool json_append_dashed(struct reader *rd, const char *name, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i] == '_' ? '-' : name[i];
+
+		if (!json_append(rd, &c, 1))
+			return false;
+	}
+	return true;
+}
+
 /* Text that cannot stand in a legacy field: TAB, newline, NUL. */
 static bool fits_field(const char *s, size_t n)
 {
@@ -728,7 +740,8 @@ static bool json_to_record_line(struct reader *rd, json_t *obj)
 		bad_line(rd, "JSON record without a \"type\" string");
 		return false;
 	}
-	if (!json_append(rd, json_string_value(type), json_string_length(type)))
+	/* Coz's JSON names churned between _ and - (anchors.md §1.6): accept both */
+	if (!json_append_dashed(rd, json_string_value(type), json_string_length(type)))
 		return false;
 	json_object_foreach(obj, key, v)
 	{
@@ -744,16 +757,9 @@ static bool json_to_record_line(struct reader *rd, json_t *obj)
 		}
 		if (!json_value_text(rd, key, v, num, sizeof(num), &text, &len))
 			return false;
-		if (!json_append(rd, "\t", 1))
-			return false;
 		/* selected_samples (JSON) is selected-samples (legacy) */
-		for (size_t i = 0; i < key_len; i++) {
-			char c = key[i] == '_' ? '-' : key[i];
-
-			if (!json_append(rd, &c, 1))
-				return false;
-		}
-		if (!json_append(rd, "=", 1) || !json_append(rd, text, len))
+		if (!json_append(rd, "\t", 1) || !json_append_dashed(rd, key, key_len) ||
+		    !json_append(rd, "=", 1) || !json_append(rd, text, len))
 			return false;
 	}
 	return true;

@@ -411,7 +411,7 @@ static const char jsonl_profile[] =
     "\n"
     "{\"type\":\"experiment\",\"selected\":\"a.c:1\",\"speedup\":0.25,\"duration\":900,"
     "\"selected_samples\":5}\n"
-    "{\"type\":\"throughput-point\",\"name\":\"p\",\"delta\":100}\n"
+    "{\"type\":\"throughput_point\",\"name\":\"p\",\"delta\":100}\n"
     "{\"type\":\"latency-point\",\"name\":\"req\",\"arrivals\":10,\"departures\":9,"
     "\"difference\":2}\n"
     "{\"type\":\"samples\",\"location\":\"a.c:1\",\"count\":42}\n"
