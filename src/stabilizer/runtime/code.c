@@ -44,7 +44,8 @@ static uint8_t *scratch;
 static struct code_copy *pool, *free_copies, *defunct;
 static size_t pool_size;
 static int perf_fd = -1, log_fd = -1;
-static bool started;
+static bool started, debug;
+static unsigned gc_backoff, gc_skip; /* after failed stops: skip 2^k rounds */
 
 static struct {
 	uint64_t copies, freed, gc_rounds, gc_failed, placement_failed;
@@ -288,11 +289,27 @@ static void collect_garbage(void)
 	 * is stopped only after releasing it, so while all are stopped nobody
 	 * changes the list. The scan sees the list as of the stop.
 	 */
+	if (gc_skip > 0) {
+		gc_skip--;
+		return;
+	}
+	uint64_t t0 = time_monotonic_ns();
 	ok = code_stop_and_scan(scan_words, &state);
 	stats.gc_rounds++;
-	if (!ok)
+	if (debug)
+		fd_printf(2, "lever stabilize: code: reclamation round: %s, %llu us\n",
+			  ok ? "all threads stopped" : "timed out",
+			  (unsigned long long)(time_monotonic_ns() - t0) / 1000);
+	if (!ok) {
+		/* A thread keeps the signal blocked: try less and less often. */
 		stats.gc_failed++;
-	if (!ok || !state.prepared)
+		if (gc_backoff < 10)
+			gc_backoff++;
+		gc_skip = 1u << gc_backoff;
+		return;
+	}
+	gc_backoff = 0;
+	if (!state.prepared)
 		return;
 	lock(&old);
 	reclaim(scanned_head);
@@ -489,6 +506,7 @@ int code_randomizer_start(void)
 
 	if (started)
 		return 0;
+	debug = getenv(CODE_DEBUG_ENV) != NULL;
 	if (code_image_load(&img, err, sizeof(err)) != 0)
 		return refuse(err);
 	if (runtime_in_main_program())

@@ -48,7 +48,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CODE_LOG_ENV "LEVER_STABILIZE_CODE_LOG" /* file: one line per copy made */
+#define CODE_LOG_ENV   "LEVER_STABILIZE_CODE_LOG"   /* file: one line per copy made */
+#define CODE_DEBUG_ENV "LEVER_STABILIZE_CODE_DEBUG" /* set: why functions stay, GC rounds */
 
 #define CODE_GRANULE	   16	      /* copy alignment and allocation unit */
 #define CODE_ENTRY_JMP_LEN 6	      /* ff 25 rel32 */

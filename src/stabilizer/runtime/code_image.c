@@ -496,7 +496,7 @@ static enum code_skip decode_function(struct analysis *an, struct code_function 
 	}
 	if (why == SKIP_NONE && left != 0)
 		why = SKIP_UNDECODABLE;
-	if (why != SKIP_NONE && getenv("LEVER_STABILIZE_CODE_DEBUG"))
+	if (why != SKIP_NONE && getenv(CODE_DEBUG_ENV))
 		fd_printf(2, "lever stabilize: code: %s: %s at +%lx (%s %s)\n",
 			  an->img->names + f->name_off, code_skip_name(why),
 			  (unsigned long)(an->insn->address - f->start), an->insn->mnemonic,

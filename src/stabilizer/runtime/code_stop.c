@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <sched.h>
+#include <time.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,17 +44,18 @@ struct stopped_thread {
 	uint32_t release_gen; /* the round's generation */
 	uintptr_t regs[NGREG];
 	uintptr_t sp;
-	uintptr_t stack_hi;
+	uintptr_t stack_lo, stack_hi; /* the mapping holding sp */
 };
 
 static struct stopped_thread stopped[MAX_STOPPED];
 static _Atomic size_t n_stopped;
 static _Atomic uint32_t release_gen;
+static _Atomic uint32_t arrivals; /* bumped (and woken) by each arriving thread */
 static int stop_signal;
 
-static long sys_futex(_Atomic uint32_t *word, int op, uint32_t val)
+static long sys_futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *timeout)
 {
-	return syscall(SYS_futex, (uint32_t *)word, op, val, NULL, NULL, 0);
+	return syscall(SYS_futex, (uint32_t *)word, op, val, timeout, NULL, 0);
 }
 
 static void stop_handler(int sig, siginfo_t *info, void *ucontext)
@@ -74,8 +76,10 @@ static void stop_handler(int sig, siginfo_t *info, void *ucontext)
 			t->regs[r] = (uintptr_t)uc->uc_mcontext.gregs[r];
 		t->sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
 		atomic_store(&t->state, ENTRY_ARRIVED);
+		atomic_fetch_add(&arrivals, 1);
+		sys_futex(&arrivals, FUTEX_WAKE_PRIVATE, 1, NULL);
 		while (atomic_load(&release_gen) == t->release_gen)
-			sys_futex(&release_gen, FUTEX_WAIT_PRIVATE, t->release_gen);
+			sys_futex(&release_gen, FUTEX_WAIT_PRIVATE, t->release_gen, NULL);
 		atomic_store(&t->state, ENTRY_LEFT);
 		break;
 	}
@@ -128,6 +132,7 @@ static int signal_new_threads(int self, uint32_t gen)
 				return -1;
 			}
 			stopped[n].release_gen = gen;
+			stopped[n].stack_lo = stopped[n].stack_hi = 0;
 			atomic_store(&stopped[n].tid, tid);
 			atomic_store(&stopped[n].state, ENTRY_SIGNALED);
 			atomic_store(&n_stopped, n + 1);
@@ -140,11 +145,17 @@ static int signal_new_threads(int self, uint32_t gen)
 	return added;
 }
 
-/* Waits until every listed thread has arrived or exited; false on timeout. */
+/*
+ * Waits until every listed thread has arrived or exited; false on timeout.
+ * Sleeps on the arrivals futex (a thread that still has to be scheduled to
+ * run its handler needs the CPU more than this loop does).
+ */
 static bool wait_arrivals(uint64_t deadline)
 {
 	for (;;) {
 		size_t n = atomic_load(&n_stopped);
+		uint32_t seen = atomic_load(&arrivals);
+		struct timespec nap = {0, 200 * 1000};
 		bool all = true;
 
 		for (size_t i = 0; i < n; i++) {
@@ -166,27 +177,36 @@ static bool wait_arrivals(uint64_t deadline)
 			return true;
 		if (time_monotonic_ns() > deadline)
 			return false;
-		sched_yield();
+		sys_futex(&arrivals, FUTEX_WAIT_PRIVATE, seen, &nap);
 	}
 }
 
-/* Lets the stopped threads go and waits until none uses the table any more. */
+/* Lets the stopped threads go; a late handler of a thread that never arrived ignores its entry. */
 static void release_all(void)
 {
 	size_t n = atomic_load(&n_stopped);
 
 	atomic_fetch_add(&release_gen, 1);
-	sys_futex(&release_gen, FUTEX_WAKE_PRIVATE, INT32_MAX);
+	sys_futex(&release_gen, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL);
 	for (size_t i = 0; i < n; i++) {
-		struct stopped_thread *t = &stopped[i];
 		int expected = ENTRY_SIGNALED;
 
-		/* Not arrived (timed out): make a late handler ignore the entry. */
-		if (atomic_compare_exchange_strong(&t->state, &expected, ENTRY_GONE))
-			continue;
-		while (atomic_load(&t->state) == ENTRY_BUSY ||
-		       atomic_load(&t->state) == ENTRY_ARRIVED)
-			sched_yield();
+		atomic_compare_exchange_strong(&stopped[i].state, &expected, ENTRY_GONE);
+	}
+}
+
+/* Before reusing the table: every released thread has left its handler. */
+static void wait_departures(void)
+{
+	size_t n = atomic_load(&n_stopped);
+
+	for (size_t i = 0; i < n; i++) {
+		while (atomic_load(&stopped[i].state) == ENTRY_BUSY ||
+		       atomic_load(&stopped[i].state) == ENTRY_ARRIVED) {
+			struct timespec nap = {0, 50 * 1000};
+
+			nanosleep(&nap, NULL);
+		}
 	}
 	atomic_store(&n_stopped, 0);
 }
@@ -214,8 +234,10 @@ static void note_mapping(uintptr_t lo, uintptr_t hi, uintptr_t self_sp, uintptr_
 	for (size_t i = 0; i < n; i++) {
 		struct stopped_thread *t = &stopped[i];
 
-		if (atomic_load(&t->state) == ENTRY_ARRIVED && t->sp >= lo && t->sp < hi)
+		if (atomic_load(&t->state) == ENTRY_ARRIVED && t->sp >= lo && t->sp < hi) {
+			t->stack_lo = lo;
 			t->stack_hi = hi;
+		}
 	}
 	if (self_sp >= lo && self_sp < hi)
 		*self_hi = hi;
@@ -271,7 +293,7 @@ bool code_stop_and_scan(code_scan_fn scan, void *ctx)
 	int added;
 	bool ok = true;
 
-	atomic_store(&n_stopped, 0);
+	wait_departures();
 	do {
 		added = signal_new_threads(self, gen);
 		if (added < 0 || !wait_arrivals(deadline))
@@ -288,7 +310,9 @@ bool code_stop_and_scan(code_scan_fn scan, void *ctx)
 				continue;
 			scan(t->regs, NGREG, ctx);
 			if (t->stack_hi)
-				scan_range(t->sp - RED_ZONE, t->stack_hi, scan, ctx);
+				scan_range(t->sp - RED_ZONE < t->stack_lo ? t->stack_lo
+									  : t->sp - RED_ZONE,
+					   t->stack_hi, scan, ctx);
 		}
 		if (self_hi)
 			scan_range(self_sp, self_hi, scan, ctx);
