@@ -91,6 +91,32 @@ else
 fi
 rm -f "$map" /tmp/perf-"$pid".map
 
+# gdb names frames in copies and unwinds through them (GDB JIT interface).
+if command -v gdb >/dev/null; then
+	cat >"$tmp/gdb.cmd" <<GDB
+set pagination off
+set startup-with-shell off
+set environment LD_PRELOAD $driver
+set environment LEVER_STABILIZE_CODE 1
+set environment LEVER_STABILIZE_INTERVAL_NS 1000000
+handle SIG$(($(kill -l SIGRTMAX) - 2)) nostop noprint pass
+break nanosleep if \$_thread == 1
+run
+bt 2
+bt -4
+kill
+GDB
+	timeout 120 gdb -q -batch -x "$tmp/gdb.cmd" "$tmp/recursive-gcc-O2" >"$tmp/gdb.out" 2>&1 || true
+	if grep -q "^#1 .* in deep" "$tmp/gdb.out" && grep -q " in main ()" "$tmp/gdb.out" &&
+		grep -q " in _start ()" "$tmp/gdb.out" && ! grep -q "in ?? ()" "$tmp/gdb.out"; then
+		echo "ok gdb: $(grep -c '^#' "$tmp/gdb.out") frames named, from a copy of deep to _start"
+	else
+		echo "FAIL: gdb does not see through copies"; grep "^#" "$tmp/gdb.out"; fail=1
+	fi
+else
+	echo "skip gdb: not installed"
+fi
+
 # Not linked with --emit-relocs: one clear line, and the program runs unchanged.
 gcc -O2 "$progs/fnptr.c" -o "$tmp/plain"
 "$tmp/plain" >"$tmp/plain.bare"

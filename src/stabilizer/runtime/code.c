@@ -104,6 +104,7 @@ static void copy_release_space(struct code_copy *c)
 	const struct code_function *f = &img.funcs[c->func];
 
 	if (c->eh) {
+		code_gdb_unregister((uint8_t *)c->eh + code_unwind_part(f));
 		code_unwind_deregister(f, (uint8_t *)c->eh);
 		code_bitmap_free(area.eh_bitmap, (c->eh - area.eh_lo) / CODE_GRANULE,
 				 c->eh_granules);
@@ -151,7 +152,7 @@ static struct code_copy *make_copy(size_t index)
 {
 	const struct code_function *f = &img.funcs[index];
 	struct code_copy *c = copy_get();
-	size_t blob = code_unwind_blob_size(f);
+	size_t blob = code_metadata_size(f, function_name(f));
 	long pos, eh_pos = -1;
 
 	if (!c)
@@ -179,10 +180,11 @@ static struct code_copy *make_copy(size_t index)
 		copy_put(c);
 		return NULL;
 	}
-	if (blob) {
-		c->eh = area.eh_lo + (uintptr_t)eh_pos * CODE_GRANULE;
+	c->eh = area.eh_lo + (uintptr_t)eh_pos * CODE_GRANULE;
+	if (f->fde.fde)
 		code_unwind_register(f, (uint8_t *)c->eh, c->addr);
-	}
+	code_gdb_register((uint8_t *)c->eh + code_unwind_part(f), function_name(f), c->addr,
+			  f->size, (const uint8_t *)c->eh + CODE_OBJECT_SPACE, code_eh_len(f));
 	stats.copies++;
 	log_copy(f, c->addr);
 	return c;

@@ -30,6 +30,7 @@
  *   code_stop.c    stop-the-world: every other thread parks in a signal
  *                  handler while its stack and registers are scanned
  *   code_trap.c    the assembly trap entry (saves all argument registers)
+ *   code_gdb.c     the GDB JIT interface: an in-memory ELF object per copy
  *   code.c         start, re-randomize, relocate on trap, reclaim, logs
  *
  * How a call reaches the current copy: the original entry of every
@@ -146,6 +147,23 @@ size_t code_unwind_blob_size(const struct code_function *f);
 void code_unwind_register(const struct code_function *f, uint8_t *blob, uintptr_t copy_addr);
 void code_unwind_deregister(const struct code_function *f, uint8_t *blob);
 
+/*
+ * code_gdb.c: eh-arena bytes for one copy of f: the unwind blob rounded to a
+ * granule (code_unwind_part), then the gdb image; code_eh_len: the CIE+FDE
+ * bytes registered with libgcc (0 without an FDE).
+ */
+size_t code_metadata_size(const struct code_function *f, const char *name);
+size_t code_unwind_part(const struct code_function *f);
+size_t code_eh_len(const struct code_function *f);
+
+/* code_gdb.c: the GDB JIT interface */
+/* Bytes for the gdb entry and image of a function named name with eh_len bytes of .eh_frame. */
+size_t code_gdb_image_size(const char *name, size_t eh_len);
+/* Builds the image at mem for a copy at addr and tells gdb; eh: the registered CIE+FDE. */
+void code_gdb_register(uint8_t *mem, const char *name, uintptr_t addr, uint32_t size,
+		       const uint8_t *eh, size_t eh_len);
+void code_gdb_unregister(uint8_t *mem);
+
 /* code_area.c */
 struct code_area {
 	uintptr_t base; /* whole reservation */
@@ -157,7 +175,8 @@ struct code_area {
 	uintptr_t copies_lo; /* RX arena for copies */
 	size_t copies_granules;
 	uint64_t *copy_bitmap, *eh_bitmap;
-	int mem_fd; /* /proc/self/mem */
+	int mem_fd;  /* /proc/self/mem */
+	int mem_pid; /* the process that opened it */
 };
 int code_area_create(struct code_area *a, const struct code_image *img, char *err, size_t err_size);
 /* Writes len bytes at addr (any mapping, also read-only) via /proc/self/mem. */

@@ -114,9 +114,18 @@ void code_bitmap_free(uint64_t *bitmap, size_t first, size_t n)
 bool code_area_write(struct code_area *a, uintptr_t addr, const void *buf, size_t len)
 {
 	const char *p = buf;
+	pid_t pid = getpid();
 
-	if (a->mem_fd < 0)
+	/* A child made without pthread_atfork (raw clone) must not write
+	 * through its parent's descriptor. */
+	if (a->mem_fd >= 0 && a->mem_pid != pid) {
+		close(a->mem_fd);
+		a->mem_fd = -1;
+	}
+	if (a->mem_fd < 0) {
 		a->mem_fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+		a->mem_pid = pid;
+	}
 	while (len > 0) {
 		ssize_t n = pwrite(a->mem_fd, p, len, (off_t)addr);
 
@@ -187,7 +196,9 @@ int code_area_create(struct code_area *a, const struct code_image *img, char *er
 
 	for (size_t i = 0; i < img->n_funcs; i++)
 		if (img->funcs[i].skip == SKIP_NONE)
-			eh_bytes += 8 * (code_unwind_blob_size(&img->funcs[i]) + CODE_GRANULE);
+			eh_bytes += 8 * (code_metadata_size(&img->funcs[i],
+							    img->names + img->funcs[i].name_off) +
+					 CODE_GRANULE);
 	eh_bytes = page_round(eh_bytes);
 	stubs_bytes = page_round(img->n_funcs * CODE_STUB_LEN);
 	copies_bytes = copies_want < MIN_COPY_AREA   ? MIN_COPY_AREA
