@@ -92,10 +92,14 @@ fi
 rm -f "$map" /tmp/perf-"$pid".map
 
 # gdb names frames in copies and unwinds through them (GDB JIT interface).
+# Displaced stepping off: gdb steps threads over breakpoints in a scratch
+# copy at _start, which the main thread has not run yet when the
+# re-randomization thread (started by a constructor) hits one.
 if command -v gdb >/dev/null; then
 	cat >"$tmp/gdb.cmd" <<GDB
 set pagination off
 set startup-with-shell off
+set displaced-stepping off
 set environment LD_PRELOAD $driver
 set environment LEVER_STABILIZE_CODE 1
 set environment LEVER_STABILIZE_INTERVAL_NS 1000000

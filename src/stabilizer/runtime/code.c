@@ -121,7 +121,7 @@ static bool build_copy_bytes(const struct code_function *f, uintptr_t addr, size
 
 	memcpy(scratch, f->prefix, head);
 	if (f->size > head)
-		memcpy(scratch + head, (const uint8_t *)f->start + head, f->size - head);
+		memcpy(scratch + head, code_image_bytes(&img, f->start) + head, f->size - head);
 	memset(scratch + f->size, 0xcc, bytes - f->size);
 	for (uint32_t i = 0; i < f->fixup_count; i++) {
 		uint32_t off = img.fixups[f->fixup_first + i];

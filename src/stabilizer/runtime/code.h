@@ -117,7 +117,14 @@ struct code_image {
 	uintptr_t load_bias;
 	uintptr_t image_lo, image_hi; /* all PT_LOAD segments */
 	uintptr_t eh_frame_hdr;	      /* run-time address, 0 if none */
-	struct code_function *funcs;  /* sorted by start */
+	/*
+	 * .text as in the file, [text_lo, text_hi) at run time: copies are made
+	 * from it, never from memory, where a debugger's breakpoints or a
+	 * uprobe's int3 may sit.
+	 */
+	const uint8_t *pristine;
+	uintptr_t text_lo, text_hi;
+	struct code_function *funcs; /* sorted by start */
 	size_t n_funcs;
 	uint32_t *fixups; /* offsets of rel32 fields to adjust, per function */
 	size_t n_fixups;
@@ -133,6 +140,11 @@ struct code_image {
 /* Reads the main executable; fills img (mmap'ed tables). -1 with err set. */
 int code_image_load(struct code_image *img, char *err, size_t err_size);
 const char *code_skip_name(enum code_skip why);
+/* The file's bytes at run-time address addr of .text. */
+static inline const uint8_t *code_image_bytes(const struct code_image *img, uintptr_t addr)
+{
+	return img->pristine + (addr - img->text_lo);
+}
 
 /* code_unwind.c */
 /*

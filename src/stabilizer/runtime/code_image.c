@@ -98,6 +98,7 @@ struct analysis {
 	struct code_image *img;
 	Elf *elf;
 	size_t text_index;
+	Elf_Scn *text_scn;
 	uintptr_t text_lo, text_hi; /* run-time */
 	struct pcrel_reloc_list pcrel;
 	csh cs;
@@ -376,16 +377,16 @@ static void add_field(struct analysis *an, uintptr_t field)
 		an->fields[an->n_fields++] = field;
 }
 
-static int64_t read_field(uintptr_t addr, unsigned size)
+static int64_t read_field(const struct code_image *img, uintptr_t addr, unsigned size)
 {
 	int32_t v32;
 	int8_t v8;
 
 	if (size == 1) {
-		memcpy(&v8, (const void *)addr, 1);
+		memcpy(&v8, code_image_bytes(img, addr), 1);
 		return v8;
 	}
-	memcpy(&v32, (const void *)addr, 4);
+	memcpy(&v32, code_image_bytes(img, addr), 4);
 	return v32;
 }
 
@@ -402,7 +403,7 @@ static enum code_skip decode_branch(struct analysis *an, const struct code_funct
 	    (size != 1 && size != 4))
 		return SKIP_UNDECODABLE;
 	target = (uintptr_t)x->operands[0].imm;
-	if (end + (uintptr_t)read_field(field, size) != target)
+	if (end + (uintptr_t)read_field(an->img, field, size) != target)
 		return SKIP_UNDECODABLE;
 	add_field(an, field);
 	if (target >= f->start && target < f->start + f->size)
@@ -434,7 +435,7 @@ static enum code_skip decode_rip_operand(struct analysis *an, const struct code_
 		field = insn->address + x->encoding.disp_offset;
 	else
 		field = end - 4 - x->encoding.imm_size;
-	if (field < insn->address || read_field(field, 4) != op->mem.disp)
+	if (field < insn->address || read_field(an->img, field, 4) != op->mem.disp)
 		return SKIP_UNDECODABLE;
 	target = end + (uintptr_t)op->mem.disp;
 	add_field(an, field);
@@ -473,7 +474,7 @@ static bool relocations_covered(const struct analysis *an, const struct code_fun
 
 static enum code_skip decode_function(struct analysis *an, struct code_function *f)
 {
-	const uint8_t *code = (const uint8_t *)f->start;
+	const uint8_t *code = code_image_bytes(an->img, f->start);
 	size_t left = f->size;
 	uint64_t addr = f->start;
 	size_t first_fixup = an->img->n_fixups;
@@ -518,10 +519,10 @@ static void prepare_entries(struct code_image *img)
 	for (size_t i = 0; i < img->n_funcs; i++) {
 		struct code_function *f = &img->funcs[i];
 		bool endbr = f->size >= CODE_ENDBR_LEN &&
-			     memcmp((const void *)f->start, endbr64, CODE_ENDBR_LEN) == 0;
+			     memcmp(code_image_bytes(img, f->start), endbr64, CODE_ENDBR_LEN) == 0;
 
 		f->entry_len = CODE_ENTRY_JMP_LEN + (endbr ? CODE_ENDBR_LEN : 0);
-		memcpy(f->prefix, (const void *)f->start, f->size < 16 ? f->size : 16);
+		memcpy(f->prefix, code_image_bytes(img, f->start), f->size < 16 ? f->size : 16);
 		if (f->skip == SKIP_NONE && f->size < f->entry_len)
 			f->skip = SKIP_TOO_SMALL;
 		if (f->skip == SKIP_NONE && f->size > CODE_MAX_FUNCTION)
@@ -572,10 +573,34 @@ static int decode_all(struct analysis *an, char *err, size_t err_size)
 	return 0;
 }
 
+/* Keeps the file's .text (the mapping of the file goes with elf_end). */
+static int copy_text(struct analysis *an, char *err, size_t err_size)
+{
+	struct code_image *img = an->img;
+	Elf_Data *data = elf_getdata(an->text_scn, NULL);
+	uint8_t *copy;
+
+	if (!data || !data->d_buf || data->d_size != an->text_hi - an->text_lo) {
+		fmt_buffer(err, err_size, "cannot read the program's .text");
+		return -1;
+	}
+	copy = map_table(data->d_size);
+	if (!copy) {
+		fmt_buffer(err, err_size, "out of memory for a copy of .text");
+		return -1;
+	}
+	memcpy(copy, data->d_buf, data->d_size);
+	img->pristine = copy;
+	img->text_lo = an->text_lo;
+	img->text_hi = an->text_hi;
+	return 0;
+}
+
 static Elf_Scn *find_sections(struct analysis *an, size_t shstrndx)
 {
 	Elf_Scn *scn = NULL, *symtab = NULL;
 
+	an->text_scn = NULL;
 	while ((scn = elf_nextscn(an->elf, scn))) {
 		GElf_Shdr sh;
 		const char *name;
@@ -587,6 +612,7 @@ static Elf_Scn *find_sections(struct analysis *an, size_t shstrndx)
 			symtab = scn;
 		else if (name && strcmp(name, ".text") == 0) {
 			an->text_index = elf_ndxscn(scn);
+			an->text_scn = scn;
 			an->text_lo = an->img->load_bias + sh.sh_addr;
 			an->text_hi = an->text_lo + sh.sh_size;
 		}
@@ -620,7 +646,8 @@ int code_image_load(struct code_image *img, char *err, size_t err_size)
 		fmt_buffer(err, err_size, "the program has no symbol table (stripped?)");
 		goto out;
 	}
-	if (collect_functions(&an, symtab, err, err_size) != 0)
+	if (copy_text(&an, err, err_size) != 0 ||
+	    collect_functions(&an, symtab, err, err_size) != 0)
 		goto out;
 	prepare_entries(img);
 	in_text = scan_relocations(&an, shstrndx);
