@@ -48,8 +48,10 @@ for cc in gcc clang; do
 		for p in fnptr recursive threads backtrace forked addresses; do
 			$cc $opt $flags -pthread "$progs/$p.c" -o "$tmp/$p-$cc$opt"
 		done
-		$cxx $opt $flags "$progs/exceptions.cpp" -o "$tmp/exceptions-$cc$opt"
-		for p in fnptr recursive threads backtrace forked exceptions; do
+		for p in exceptions stl; do
+			$cxx $opt $flags -pthread "$progs/$p.cpp" -o "$tmp/$p-$cc$opt"
+		done
+		for p in fnptr recursive threads backtrace forked exceptions stl; do
 			check_same "$p-$cc$opt" "$tmp/$p-$cc$opt"
 		done
 	done
