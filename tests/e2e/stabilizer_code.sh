@@ -38,6 +38,9 @@ check_same() { # name binary
 	if [ "$copies" -lt 3 ] || [ "$periods" -lt 2 ]; then
 		echo "FAIL $name: only $copies copies in $periods periods"; cat "$tmp/$name.err"; fail=1; return
 	fi
+	if [ "$name" != "${name#threads}" ] && ! grep -q " step$" "$log"; then
+		echo "FAIL $name: step (thread-local accesses) was never moved"; fail=1; return
+	fi
 	echo "ok $name: same output, $copies copies over $periods periods"
 }
 

@@ -117,13 +117,31 @@ static bool reloc_is_pcrel32(unsigned type)
 	case R_X86_64_GOTPCRELX:
 	case R_X86_64_REX_GOTPCRELX:
 	case R_X86_64_GOTPC32:
+	case R_X86_64_PC8:
+	case R_X86_64_PC16:
+	case R_X86_64_PC64:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * TLS relocations keep their type in the output after the linker relaxed the
+ * access (to %fs-relative immediates in an executable), so they need not sit
+ * on a PC-relative field; one that does (an initial-exec GOT load) was
+ * decoded and is fixed like any other.
+ */
+static bool reloc_is_tls(unsigned type)
+{
+	switch (type) {
 	case R_X86_64_GOTTPOFF:
 	case R_X86_64_TLSGD:
 	case R_X86_64_TLSLD:
 	case R_X86_64_GOTPC32_TLSDESC:
-	case R_X86_64_PC8:
-	case R_X86_64_PC16:
-	case R_X86_64_PC64:
+	case R_X86_64_TLSDESC_CALL:
+	case R_X86_64_DTPOFF32:
+	case R_X86_64_TPOFF32:
 		return true;
 	default:
 		return false;
@@ -328,6 +346,8 @@ static long scan_relocations(struct analysis *an, size_t shstrndx)
 			if (!gelf_getrela(data, (int)i, &r))
 				continue;
 			type = GELF_R_TYPE(r.r_info);
+			if (reloc_is_tls(type))
+				continue; /* a thread-pointer offset, not an address */
 			if (into_text) {
 				in_text++;
 				if (reloc_is_pcrel32(type) &&

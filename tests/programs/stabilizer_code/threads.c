@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Several threads call the same functions while code is re-randomized every
  * millisecond or so: relocation races, entry slots switching under running
- * threads, and reclamation stopping every thread. Deterministic output. */
+ * threads, and reclamation stopping every thread; thread-local variables
+ * in moved code. Deterministic output. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,8 +18,13 @@ __attribute__((noinline)) static uint64_t mix(uint64_t x)
 	return x;
 }
 
+/* Thread-local: its accesses are relaxed TLS relocations, which must not
+ * keep the function in place. */
+static __thread uint64_t steps_taken;
+
 __attribute__((noinline)) static uint64_t step(uint64_t acc, int i)
 {
+	steps_taken++;
 	return mix(acc + (uint64_t)i) ^ (acc << 1);
 }
 
@@ -38,7 +44,7 @@ static void *worker(void *arg)
 
 	for (int r = 0; r < ROUNDS; r++)
 		acc ^= inner(acc + (uint64_t)r, 50);
-	return (void *)(uintptr_t)acc;
+	return (void *)(uintptr_t)(acc ^ steps_taken);
 }
 
 int main(void)
