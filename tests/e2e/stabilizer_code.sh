@@ -60,6 +60,22 @@ for cc in gcc clang; do
 	done
 done
 
+# The W^X fallback for kernels that refuse /proc/self/mem writes: a shared
+# mapping with a read-write alias (privatized in fork()ed children).
+for p in fnptr threads forked exceptions; do
+	bin=$tmp/$p-gcc-O2
+	"$bin" >"$tmp/$p.dual.bare" 2>&1
+	if ! LEVER_STABILIZE_CODE_WRITE=dual randomized "$tmp/$p.dual.log" 5 "$bin" \
+		>"$tmp/$p.dual" 2>"$tmp/$p.dual.err" ||
+		! cmp -s "$tmp/$p.dual.bare" "$tmp/$p.dual" ||
+		! grep -q "dual mapping" "$tmp/$p.dual.err"; then
+		echo "FAIL $p with the dual-mapping fallback"; cat "$tmp/$p.dual.err"; fail=1
+	else
+		echo "ok $p-gcc-O2 with the dual-mapping fallback:" \
+			"$(grep -vc '^#' "$tmp/$p.dual.log") copies"
+	fi
+done
+
 # Where the code runs. Bare: in the text. Randomized: outside, moving.
 addr=$tmp/addresses-gcc-O2
 "$addr" >"$tmp/addr.bare"

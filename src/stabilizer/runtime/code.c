@@ -444,9 +444,10 @@ static void report_start(void)
 		return;
 	fd_printf(2,
 		  "lever stabilize: code: %zu functions, %zu relocatable (%llu bytes), area %lx "
-		  "(%lu KiB)\n",
+		  "(%lu KiB), code written through %s\n",
 		  img.n_funcs, img.relocatable, (unsigned long long)img.relocatable_bytes,
-		  (unsigned long)area.base, (unsigned long)(area.size >> 10));
+		  (unsigned long)area.base, (unsigned long)(area.size >> 10),
+		  area.rw_alias ? "a read-write alias (dual mapping)" : "/proc/self/mem");
 	for (int why = SKIP_TOO_SMALL; why < SKIP_COUNT; why++)
 		if (img.skipped[why])
 			fd_printf(2, "lever stabilize: code: %zu kept in place: %s\n",
@@ -521,8 +522,15 @@ int code_randomizer_start(void)
 		return refuse("out of memory");
 	code_trap_detect_xsave();
 	rng_seed(&placement_rng, stabilizer_cfg.seed ^ 0x636f64652d706c63ULL);
-	if (!write_stubs())
-		return refuse("cannot write code through /proc/self/mem");
+	if (getenv(CODE_WRITE_ENV) && strcmp(getenv(CODE_WRITE_ENV), "dual") == 0 &&
+	    !code_area_use_dual_mapping(&area))
+		return refuse("cannot set up a dual mapping for the code area");
+	if (!write_stubs()) {
+		/* /proc/self/mem not writable (hardened kernel): W^X by dual mapping. */
+		if (area.rw_alias || !code_area_use_dual_mapping(&area) || !write_stubs())
+			return refuse(
+			    "cannot write code (neither /proc/self/mem nor a dual mapping)");
+	}
 	for (size_t i = 0; i < img.n_funcs; i++)
 		if (img.funcs[i].skip == SKIP_NONE)
 			set_slot(i, stub_address(i));

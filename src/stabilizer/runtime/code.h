@@ -189,6 +189,15 @@ struct code_area {
 	uint64_t *copy_bitmap, *eh_bitmap;
 	int mem_fd;  /* /proc/self/mem */
 	int mem_pid; /* the process that opened it */
+	/*
+	 * Fallback when /proc/self/mem cannot be written: [stubs, copies) is a
+	 * MAP_SHARED anonymous mapping with a second, read-write view at
+	 * rw_alias (W^X by dual mapping); the text is written with mprotect
+	 * flips, at start only.
+	 */
+	uint8_t *rw_alias;
+	uintptr_t rx_lo;
+	size_t rx_size;
 };
 int code_area_create(struct code_area *a, const struct code_image *img, char *err, size_t err_size);
 /* Writes len bytes at addr (any mapping, also read-only) via /proc/self/mem. */
@@ -197,8 +206,12 @@ bool code_area_write(struct code_area *a, uintptr_t addr, const void *buf, size_
 long code_bitmap_alloc_random(uint64_t *bitmap, size_t total, size_t n, uint64_t random);
 long code_bitmap_alloc_first(uint64_t *bitmap, size_t total, size_t n);
 void code_bitmap_free(uint64_t *bitmap, size_t first, size_t n);
-/* After fork, in the child: /proc/self/mem is another process's. */
+/* After fork, in the child: /proc/self/mem is another process's, and a
+ * shared code mapping would still be the parent's. */
 void code_area_after_fork(struct code_area *a);
+/* Switches to the dual-mapping fallback; false if that fails too. */
+bool code_area_use_dual_mapping(struct code_area *a);
+#define CODE_WRITE_ENV "LEVER_STABILIZE_CODE_WRITE" /* "dual": force the fallback */
 
 /* code_stop.c */
 /*

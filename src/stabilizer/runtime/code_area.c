@@ -111,11 +111,70 @@ void code_bitmap_free(uint64_t *bitmap, size_t first, size_t n)
 	range_mark(bitmap, first, n, false);
 }
 
+/* Outside the area (the original entries, at start): flip the pages writable. */
+static bool write_by_mprotect(uintptr_t addr, const void *buf, size_t len)
+{
+	uintptr_t lo = addr & ~(PAGE - 1), hi = page_round(addr + len);
+
+	if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE) != 0)
+		return false;
+	memcpy((void *)addr, buf, len);
+	return mprotect((void *)lo, hi - lo, PROT_READ | PROT_EXEC) == 0;
+}
+
+static bool write_dual(struct code_area *a, uintptr_t addr, const void *buf, size_t len)
+{
+	if (addr >= a->rx_lo && addr + len <= a->rx_lo + a->rx_size) {
+		memcpy(a->rw_alias + (addr - a->rx_lo), buf, len);
+		return true;
+	}
+	return write_by_mprotect(addr, buf, len);
+}
+
+/* A shared RX mapping at rx_lo and its RW alias, holding contents (if any). */
+static uint8_t *map_dual(uintptr_t rx_lo, size_t size, const void *contents)
+{
+	void *fresh = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	void *rx, *alias;
+
+	if (fresh == MAP_FAILED)
+		return NULL;
+	if (contents)
+		memcpy(fresh, contents, size);
+	alias = mremap(fresh, 0, size, MREMAP_MAYMOVE); /* same pages, second view */
+	if (alias == MAP_FAILED) {
+		munmap(fresh, size);
+		return NULL;
+	}
+	/* Move the first view over the reservation, read+execute. */
+	rx = mremap(fresh, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)rx_lo);
+	if (rx == MAP_FAILED || mprotect(rx, size, PROT_READ | PROT_EXEC) != 0) {
+		munmap(alias, size);
+		return NULL;
+	}
+	return alias;
+}
+
+bool code_area_use_dual_mapping(struct code_area *a)
+{
+	uint8_t *alias;
+
+	a->rx_lo = a->stubs;
+	a->rx_size = a->base + a->size - a->stubs;
+	alias = map_dual(a->rx_lo, a->rx_size, NULL);
+	if (!alias)
+		return false;
+	a->rw_alias = alias;
+	return true;
+}
+
 bool code_area_write(struct code_area *a, uintptr_t addr, const void *buf, size_t len)
 {
 	const char *p = buf;
 	pid_t pid = getpid();
 
+	if (a->rw_alias)
+		return write_dual(a, addr, buf, len);
 	/* A child made without pthread_atfork (raw clone) must not write
 	 * through its parent's descriptor. */
 	if (a->mem_fd >= 0 && a->mem_pid != pid) {
@@ -145,6 +204,15 @@ void code_area_after_fork(struct code_area *a)
 	if (a->mem_fd >= 0)
 		close(a->mem_fd);
 	a->mem_fd = -1; /* reopened, as this process's, on the next write */
+	if (a->rw_alias) {
+		/* Shared pages are the parent's too: take a private set. */
+		uint8_t *old = a->rw_alias, *alias = map_dual(a->rx_lo, a->rx_size, old);
+
+		if (alias) {
+			a->rw_alias = alias;
+			munmap(old, a->rx_size);
+		}
+	}
 }
 
 static bool within_reach(uintptr_t base, size_t size, const struct code_image *img)
