@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The base allocator under the shuffling layer: size classes, each with its
+ * own part of one reserved region, carved into slabs.
+ *
+ * Size classes: multiples of 16 up to 128 bytes, then four per power of two
+ * up to 256 KiB (160, 192, 224, 256, 320, ...): at most 25% of an object is
+ * rounding waste, where the paper's power-of-two classes waste up to 50%
+ * (its cactusADM overhead).
+ *
+ * The region is reserved PROT_NONE (no commit charge, whatever the
+ * overcommit policy) and each slab is made read-write when it is started.
+ * Because class c owns [region + c * CLASS_SPAN, region + (c + 1) * CLASS_SPAN)
+ * and slabs are whole numbers of objects, free() finds a pointer's class and
+ * object start by arithmetic, with no header: interior pointers of aligned
+ * allocations work too.
+ *
+ * A slab spans at least 256 KiB (address bits 0-17) and holds at least
+ * HEAP_SHUFFLE_N objects. Its objects are handed out in the order of a
+ * bijection of the slot numbers keyed from the class's random stream, so
+ * fresh objects are spread over the slab; freed objects are reused last-in
+ * first-out, as in the paper's base (a bump allocator with free lists),
+ * leaving it to the shuffling layer to randomize reuse.
+ */
+#include <errno.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "stabilizer/runtime/heap.h"
+
+#define CLASS_SPAN     (1ULL << 33) /* 8 GiB of address space per class */
+#define SLAB_MIN_BYTES (256u * 1024u)
+#define PERMUTE_ROUNDS 3
+
+struct free_object {
+	struct free_object *next;
+};
+
+struct base_class {
+	size_t size;
+	char *start;	 /* of the class's span */
+	char *next_slab; /* where the next slab begins */
+	char *slab;	 /* the slab being carved */
+	size_t slab_objects;
+	unsigned slab_bits; /* slab_objects <= 2^slab_bits < 2 * slab_objects */
+	uint64_t slab_next; /* next input of the bijection, < 2^slab_bits */
+	uint64_t mul[PERMUTE_ROUNDS], add[PERMUTE_ROUNDS];
+	struct free_object *free_list;
+};
+
+static char *region;
+static struct base_class classes[HEAP_N_CLASSES];
+static size_t page_size = 4096;
+
+size_t heap_class_size(unsigned c)
+{
+	unsigned k, j;
+
+	if (c < 8)
+		return 16u * (c + 1);
+	k = 7 + (c - 8) / 4;
+	j = 1 + (c - 8) % 4;
+	return ((size_t)1 << k) + j * ((size_t)1 << (k - 2));
+}
+
+unsigned heap_class_of_size(size_t n)
+{
+	unsigned k;
+	size_t quarter;
+
+	if (n <= 128)
+		return n ? (unsigned)((n + 15) / 16 - 1) : 0;
+	k = 63 - (unsigned)__builtin_clzll((unsigned long long)(n - 1)); /* 2^k < n <= 2^(k+1) */
+	quarter = (size_t)1 << (k - 2);
+	return 8 + (k - 7) * 4 + (unsigned)((n - ((size_t)1 << k) + quarter - 1) / quarter) - 1;
+}
+
+int heap_base_init(void)
+{
+	void *p;
+	long ps = sysconf(_SC_PAGESIZE);
+
+	if (ps > 0)
+		page_size = (size_t)ps;
+	p = mmap(NULL, HEAP_N_CLASSES * CLASS_SPAN, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	region = p;
+	for (unsigned c = 0; c < HEAP_N_CLASSES; c++) {
+		struct base_class *b = &classes[c];
+		size_t n;
+
+		b->size = heap_class_size(c);
+		b->start = region + c * CLASS_SPAN;
+		b->next_slab = b->start;
+		n = (SLAB_MIN_BYTES + b->size - 1) / b->size;
+		b->slab_objects = n < HEAP_SHUFFLE_N ? HEAP_SHUFFLE_N : n;
+		b->slab_bits = 64 - (unsigned)__builtin_clzll(b->slab_objects - 1);
+	}
+	return 0;
+}
+
+bool heap_base_owns(const void *p)
+{
+	return region && (const char *)p >= region &&
+	       (const char *)p < region + HEAP_N_CLASSES * CLASS_SPAN;
+}
+
+unsigned heap_class_of_ptr(const void *p)
+{
+	return (unsigned)(((const char *)p - region) / CLASS_SPAN);
+}
+
+void *heap_object_start(const void *p, unsigned c)
+{
+	const struct base_class *b = &classes[c];
+	size_t offset = (size_t)((const char *)p - b->start);
+
+	return b->start + offset / b->size * b->size;
+}
+
+/* A bijection of [0, 2^bits): rounds of odd multiply, xor-shift and add, all invertible. */
+static uint64_t slab_permute(const struct base_class *b, uint64_t x)
+{
+	uint64_t mask = ((uint64_t)1 << b->slab_bits) - 1;
+	unsigned shift = b->slab_bits / 2 + 1;
+
+	for (int r = 0; r < PERMUTE_ROUNDS; r++) {
+		x = (x * b->mul[r]) & mask;
+		x ^= x >> shift;
+		x = (x + b->add[r]) & mask;
+	}
+	return x;
+}
+
+static int start_slab(struct base_class *b, struct rng *r)
+{
+	size_t bytes = b->slab_objects * b->size;
+	uintptr_t lo, hi;
+
+	if (b->next_slab + bytes > b->start + CLASS_SPAN)
+		return -1;
+	lo = (uintptr_t)b->next_slab & ~(uintptr_t)(page_size - 1);
+	hi = ((uintptr_t)b->next_slab + bytes + page_size - 1) & ~(uintptr_t)(page_size - 1);
+	if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE))
+		return -1;
+	b->slab = b->next_slab;
+	b->next_slab += bytes;
+	b->slab_next = 0;
+	for (int i = 0; i < PERMUTE_ROUNDS; i++) {
+		b->mul[i] = rng_next(r) | 1;
+		b->add[i] = rng_next(r);
+	}
+	return 0;
+}
+
+static void *carve(struct base_class *b, struct rng *r)
+{
+	for (;;) {
+		while (b->slab && b->slab_next < ((uint64_t)1 << b->slab_bits)) {
+			uint64_t slot = slab_permute(b, b->slab_next++);
+
+			if (slot < b->slab_objects)
+				return b->slab + slot * b->size;
+		}
+		if (start_slab(b, r))
+			return NULL;
+	}
+}
+
+void *heap_base_malloc(unsigned c, struct rng *r)
+{
+	struct base_class *b = &classes[c];
+	struct free_object *o = b->free_list;
+
+	if (o) {
+		b->free_list = o->next;
+		return o;
+	}
+	return carve(b, r);
+}
+
+void heap_base_free(unsigned c, void *p)
+{
+	struct base_class *b = &classes[c];
+	struct free_object *o = p;
+
+	o->next = b->free_list;
+	b->free_list = o;
+}
