@@ -15,6 +15,10 @@
  * object start by arithmetic, with no header: interior pointers of aligned
  * allocations work too.
  *
+ * The region starts at a 1 GiB boundary, so that address bits 0-29 of every
+ * object depend only on the seed and the program's allocations, not on
+ * where ASLR put the mapping: a seed reproduces the cache-index bits.
+ *
  * A slab spans at least 256 KiB (address bits 0-17) and holds at least
  * HEAP_SHUFFLE_N objects. Its objects are handed out in the order of a
  * bijection of the slot numbers keyed from the class's random stream, so
@@ -29,6 +33,7 @@
 #include "stabilizer/runtime/heap.h"
 
 #define CLASS_SPAN     (1ULL << 33) /* 8 GiB of address space per class */
+#define REGION_ALIGN   (1ULL << 30) /* where the region starts */
 #define SLAB_MIN_BYTES (256u * 1024u)
 #define PERMUTE_ROUNDS 3
 
@@ -77,16 +82,21 @@ unsigned heap_class_of_size(size_t n)
 
 int heap_base_init(void)
 {
-	void *p;
+	size_t size = HEAP_N_CLASSES * CLASS_SPAN;
+	char *p, *aligned;
 	long ps = sysconf(_SC_PAGESIZE);
 
 	if (ps > 0)
 		page_size = (size_t)ps;
-	p = mmap(NULL, HEAP_N_CLASSES * CLASS_SPAN, PROT_NONE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	p = mmap(NULL, size + REGION_ALIGN, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		 -1, 0);
 	if (p == MAP_FAILED)
 		return -1;
-	region = p;
+	aligned = (char *)(((uintptr_t)p + REGION_ALIGN - 1) & ~(uintptr_t)(REGION_ALIGN - 1));
+	if (aligned > p)
+		munmap(p, (size_t)(aligned - p));
+	munmap(aligned + size, (size_t)(p + REGION_ALIGN - aligned));
+	region = aligned;
 	for (unsigned c = 0; c < HEAP_N_CLASSES; c++) {
 		struct base_class *b = &classes[c];
 		size_t n;
