@@ -57,19 +57,18 @@ static size_t slab_objects(unsigned c)
 static void test_base_slabs(void **state)
 {
 	unsigned classes[] = {0, 2, 7, 8, 13, 30, HEAP_N_CLASSES - 1};
-	struct rng r;
 
 	(void)state;
-	rng_seed(&r, 1);
 	for (size_t k = 0; k < sizeof(classes) / sizeof(classes[0]); k++) {
 		unsigned c = classes[k];
+		struct heap_free_list local = {0}; /* a thread's, for class c */
 		size_t size = heap_class_size(c), n = slab_objects(c), ascending = 0;
 		uintptr_t *p = malloc(n * sizeof(*p)), *sorted = malloc(n * sizeof(*p));
 
 		assert_non_null(p);
 		assert_non_null(sorted);
 		for (size_t i = 0; i < n; i++) {
-			char *o = heap_base_malloc(c, &r);
+			char *o = heap_base_malloc(c, &local);
 
 			assert_non_null(o);
 			assert_true(heap_base_owns(o));
@@ -88,10 +87,10 @@ static void test_base_slabs(void **state)
 			assert_int_equal(sorted[i] - sorted[i - 1], size);
 		assert_true(ascending > n / 4 && ascending < 3 * n / 4);
 		/* freed objects come back last-in first-out */
-		heap_base_free(c, (void *)p[3]);
-		heap_base_free(c, (void *)p[5]);
-		assert_int_equal((uintptr_t)heap_base_malloc(c, &r), p[5]);
-		assert_int_equal((uintptr_t)heap_base_malloc(c, &r), p[3]);
+		heap_base_free(c, &local, (void *)p[3]);
+		heap_base_free(c, &local, (void *)p[5]);
+		assert_int_equal((uintptr_t)heap_base_malloc(c, &local), p[5]);
+		assert_int_equal((uintptr_t)heap_base_malloc(c, &local), p[3]);
 		free(p);
 		free(sorted);
 	}
@@ -180,7 +179,7 @@ int main(void)
 
 	if (heap_base_init())
 		return 1;
-	heap_shuffle_init(42);
+	heap_shuffle_init(42); /* before the base tests: it seeds the slab keys */
 	heap_large_seed(42);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,6 +25,12 @@
  * fresh objects are spread over the slab; freed objects are reused last-in
  * first-out, as in the paper's base (a bump allocator with free lists),
  * leaving it to the shuffling layer to randomize reuse.
+ *
+ * Threads: each thread keeps its own free list per class (no locking). A
+ * thread that runs out takes a batch from the class's depot or carves a
+ * batch of fresh objects, under the class lock; one that holds more than
+ * LOCAL_MAX passes a batch to the depot, so memory freed by one thread and
+ * allocated by another flows back.
  */
 #include <errno.h>
 #include <sys/mman.h>
@@ -36,12 +42,17 @@
 #define REGION_ALIGN   (1ULL << 30) /* where the region starts */
 #define SLAB_MIN_BYTES (256u * 1024u)
 #define PERMUTE_ROUNDS 3
+#define BATCH	       HEAP_BATCH /* objects moved between a thread and its class at once */
+#define LOCAL_MAX      512 /* a thread's free objects of one class before it gives some back */
 
+/* Objects are at least 16 bytes: a free one holds two links. */
 struct free_object {
-	struct free_object *next;
+	struct free_object *next;	/* in a free list or batch */
+	struct free_object *next_batch; /* in the depot, on a batch's first object */
 };
 
 struct base_class {
+	struct heap_lock lock; /* everything below but size, start and slab_objects/bits */
 	size_t size;
 	char *start;	 /* of the class's span */
 	char *next_slab; /* where the next slab begins */
@@ -50,8 +61,9 @@ struct base_class {
 	unsigned slab_bits; /* slab_objects <= 2^slab_bits < 2 * slab_objects */
 	uint64_t slab_next; /* next input of the bijection, < 2^slab_bits */
 	uint64_t mul[PERMUTE_ROUNDS], add[PERMUTE_ROUNDS];
-	struct free_object *free_list;
-};
+	struct rng rng;
+	struct free_object *depot; /* batches of BATCH objects */
+} __attribute__((aligned(64)));
 
 static char *region;
 static struct base_class classes[HEAP_N_CLASSES];
@@ -165,7 +177,14 @@ static int start_slab(struct base_class *b, struct rng *r)
 	return 0;
 }
 
-static void *carve(struct base_class *b, struct rng *r)
+void heap_base_seed(uint64_t seed)
+{
+	for (unsigned c = 0; c < HEAP_N_CLASSES; c++)
+		rng_seed(&classes[c].rng, seed + 0x9e3779b97f4a7c15ULL * (c + 1));
+}
+
+/* The next fresh object of the class (lock held), or NULL. */
+static void *carve(struct base_class *b)
 {
 	for (;;) {
 		while (b->slab && b->slab_next < ((uint64_t)1 << b->slab_bits)) {
@@ -174,28 +193,98 @@ static void *carve(struct base_class *b, struct rng *r)
 			if (slot < b->slab_objects)
 				return b->slab + slot * b->size;
 		}
-		if (start_slab(b, r))
+		if (start_slab(b, &b->rng))
 			return NULL;
 	}
 }
 
-void *heap_base_malloc(unsigned c, struct rng *r)
+static void local_push(struct heap_free_list *local, struct free_object *o)
 {
-	struct base_class *b = &classes[c];
-	struct free_object *o = b->free_list;
-
-	if (o) {
-		b->free_list = o->next;
-		return o;
-	}
-	return carve(b, r);
+	o->next = local->head;
+	local->head = o;
+	local->count++;
 }
 
-void heap_base_free(unsigned c, void *p)
+/* Give local a batch from the depot, or up to BATCH fresh objects. */
+static void refill(struct base_class *b, struct heap_free_list *local)
 {
-	struct base_class *b = &classes[c];
-	struct free_object *o = p;
+	struct free_object *batch;
 
-	o->next = b->free_list;
-	b->free_list = o;
+	heap_lock(&b->lock);
+	batch = b->depot;
+	if (batch) {
+		b->depot = batch->next_batch;
+		heap_unlock(&b->lock);
+		local->head = batch;
+		local->count = BATCH;
+		return;
+	}
+	/* stored in reverse, so they are handed out in the bijection's order */
+	{
+		void *fresh[BATCH];
+		unsigned n = 0;
+
+		while (n < BATCH && (fresh[n] = carve(b)))
+			n++;
+		heap_unlock(&b->lock);
+		for (unsigned i = 0; i < n; i++)
+			local->fresh[i] = fresh[n - 1 - i];
+		local->n_fresh = n;
+	}
+}
+
+void *heap_base_malloc(unsigned c, struct heap_free_list *local)
+{
+	struct free_object *o;
+
+	if (!local->head && !local->n_fresh)
+		refill(&classes[c], local);
+	o = local->head;
+	if (o) {
+		local->head = o->next;
+		local->count--;
+		return o;
+	}
+	return local->n_fresh ? local->fresh[--local->n_fresh] : NULL;
+}
+
+/* Move the BATCH most recently freed objects of local to the depot. */
+static void spill(struct base_class *b, struct heap_free_list *local)
+{
+	struct free_object *first = local->head, *last = first;
+
+	for (int i = 1; i < BATCH; i++)
+		last = last->next;
+	local->head = last->next;
+	local->count -= BATCH;
+	last->next = NULL;
+	heap_lock(&b->lock);
+	first->next_batch = b->depot;
+	b->depot = first;
+	heap_unlock(&b->lock);
+}
+
+void heap_base_free(unsigned c, struct heap_free_list *local, void *p)
+{
+	local_push(local, p);
+	if (local->count > LOCAL_MAX)
+		spill(&classes[c], local);
+}
+
+void heap_base_lock_all(void)
+{
+	for (unsigned c = 0; c < HEAP_N_CLASSES; c++)
+		heap_lock(&classes[c].lock);
+}
+
+void heap_base_unlock_all(void)
+{
+	for (unsigned c = HEAP_N_CLASSES; c-- > 0;)
+		heap_unlock(&classes[c].lock);
+}
+
+void heap_base_reset_locks(void)
+{
+	for (unsigned c = 0; c < HEAP_N_CLASSES; c++)
+		heap_lock_reset(&classes[c].lock);
 }

@@ -232,6 +232,59 @@ static void check_threads(void)
 	printf("ok %d threads allocating and freeing each other's objects\n", THREADS);
 }
 
+/* ------------------------------------------------------------ short-lived threads */
+
+static long rss_kib(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kib = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+static void *short_thread(void *arg)
+{
+	void **keep = arg, *p[100];
+
+	for (int i = 0; i < 100; i++) {
+		p[i] = malloc(24 + (size_t)i * 8);
+		memset(p[i], i, 24);
+	}
+	for (int i = 1; i < 100; i++)
+		free(p[i]);
+	*keep = p[0]; /* freed by the main thread */
+	return NULL;
+}
+
+/* 2000 threads that allocate and exit: memory does not grow with their number */
+static void check_thread_churn(void)
+{
+	long before = rss_kib(), after;
+
+	for (int round = 0; round < 250; round++) {
+		pthread_t t[8];
+		void *keep[8];
+
+		for (int i = 0; i < 8; i++)
+			pthread_create(&t[i], NULL, short_thread, &keep[i]);
+		for (int i = 0; i < 8; i++) {
+			pthread_join(t[i], NULL);
+			free(keep[i]);
+		}
+	}
+	after = rss_kib();
+	CHECK(after - before < 64 * 1024, "resident memory grew by %ld KiB over 2000 threads",
+	      after - before);
+	printf("ok 2000 short-lived threads (resident memory grew by %s 64 MiB)\n",
+	       after - before < 64 * 1024 ? "less than" : "MORE than");
+}
+
 static _Atomic int stop_churn;
 
 static void *churn(void *arg)
@@ -288,6 +341,7 @@ int main(void)
 	check_realloc();
 	check_calloc();
 	check_threads();
+	check_thread_churn();
 	check_fork();
 	printf("%s\n", failures ? "FAILED" : "all checks pass");
 	return failures ? 1 : 0;
