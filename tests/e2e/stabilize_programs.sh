@@ -4,7 +4,7 @@
 # --heap (their every malloc goes through the shuffling heap) give the same
 # output as a bare run. sort, gzip, sed, awk and tar are on every Debian
 # system; xz, bzip2 and python3 are used when installed and skipped with a
-# message when not.
+# message when not. Then lever's threaded test programs.
 set -uo pipefail
 build=$(cd "$1" && pwd)
 lever=$build/bin/lever
@@ -59,6 +59,14 @@ c = collections.Counter(l.split()[2] for l in open("input.txt"))
 d = {i: str(i) * 3 for i in range(100000)}
 print(sorted(c.items()), len(d), sum(len(v) for v in d.values()))' ;;
 	esac
+done
+
+# lever's own threaded test programs (built with the tests): 1000 threads,
+# producer/consumer, fork+exec, C++ threads, exiting threads
+for p in threads1000 prodcons pingpong fork_exec cxx_threads exit_thread rwlock_barrier_sem; do
+	prog=$build/tests/programs/causal/$p
+	[ -x "$prog" ] || { fail "$prog was not built"; continue; }
+	same_output "$p" "$prog"
 done
 
 [ $fails -eq 0 ] && echo "stabilize_programs: all checks pass"
