@@ -18,9 +18,10 @@
  * inside it: free and malloc_usable_size find the object from any pointer
  * into it.
  *
- * fork: the prepare handler takes every class lock, so the child never
- * inherits a lock held by a thread that does not exist there; the child
- * re-creates them and switches to random streams of its own.
+ * fork: the prepare handler takes every lock of the heap (the class depots
+ * and the list of thread heaps), so the child never inherits a lock held by
+ * a thread that does not exist there; the child resets them and switches to
+ * random streams of its own. malloc and free themselves take no lock.
  */
 #include <dlfcn.h>
 #include <errno.h>
