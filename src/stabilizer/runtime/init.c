@@ -242,8 +242,10 @@ static void report(bool heap_running)
 	const struct stabilizer_config *c = &stabilizer_cfg;
 	char period[48];
 
-	if (c->one_time || !(code_running || stack_running))
-		str_copy(period, "randomized once", sizeof(period));
+	if (!(code_running || stack_running))
+		str_copy(period, "no periodic re-randomization", sizeof(period));
+	else if (c->one_time)
+		str_copy(period, "code and stack randomized once", sizeof(period));
 	else
 		fmt_buffer(period, sizeof(period), "re-randomized every %llu ms",
 			   (unsigned long long)(c->interval_ns / NSEC_PER_MSEC));
