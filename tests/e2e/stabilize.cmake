@@ -4,7 +4,7 @@
 # the shuffling heap, and real programs giving the same output as bare runs.
 lever_e2e_test(stabilize_cli ${CMAKE_SOURCE_DIR}/tests/e2e/stabilize_cli.sh TIMEOUT 120)
 lever_e2e_test(stabilize_heap_random ${CMAKE_SOURCE_DIR}/tests/e2e/stabilize_heap_random.sh
-  TIMEOUT 300)
-lever_e2e_test(stabilize_heap_api ${CMAKE_SOURCE_DIR}/tests/e2e/stabilize_heap_api.sh TIMEOUT 300)
+  TIMEOUT 600)
+lever_e2e_test(stabilize_heap_api ${CMAKE_SOURCE_DIR}/tests/e2e/stabilize_heap_api.sh TIMEOUT 600)
 lever_e2e_test(stabilize_programs ${CMAKE_SOURCE_DIR}/tests/e2e/stabilize_programs.sh
-  TIMEOUT 300)
+  TIMEOUT 600)
