@@ -195,9 +195,10 @@ static void print_summary(const struct bench_stats *s, const struct bench_cli *o
 	       report_format_bytes(s->rss_max, b, sizeof(b)));
 	printf("  Normality:           %s\n",
 	       normality_text(&s->wall, o->alpha, norm, sizeof(norm)));
-	printf("  Layout:              %s\n", o->run.randomize_env
-						  ? "random environment size per run (0-4095 bytes)"
-						  : "fixed environment (--randomize=none)");
+	printf("  Layout:              %s%s\n",
+	       o->run.randomize_env ? "random environment size per run (0-4095 bytes)"
+				    : "fixed environment",
+	       o->run.randomize_heap ? "; shuffled heap, fresh seed per run" : "");
 #undef T
 }
 
@@ -260,6 +261,7 @@ static void export_json(FILE *f, const struct bench_stats *s, const struct bench
 	report_json_number_array(&j, (double[]){s->ci_bca.low, s->ci_bca.high}, 2);
 	report_json_kv_integer(&j, "seed", (long long)o->run.seed);
 	report_json_kv_bool(&j, "randomize_env", o->run.randomize_env);
+	report_json_kv_bool(&j, "randomize_heap", o->run.randomize_heap);
 	report_json_object_end(&j);
 	report_json_array_end(&j);
 	report_json_object_end(&j);
@@ -402,8 +404,9 @@ int cmd_bench(int argc, char **argv)
 		bench_command_free(&cmd);
 		return bench_usage_error("%s", "the command is empty or has unbalanced quotes");
 	}
-	bench_session_init(&session, &o.run, "lever bench");
-	rc = bench_measure(&session, &cmd, 1, &res);
+	rc = bench_session_init(&session, &o.run, "lever bench");
+	if (!rc)
+		rc = bench_measure(&session, &cmd, 1, &res);
 	if (!rc && res.n < 2) {
 		fprintf(stderr, "lever bench: only %zu run; need at least 2\n", res.n);
 		rc = 1;

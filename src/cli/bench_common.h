@@ -28,6 +28,7 @@ struct bench_options {
 	const char *prepare;	   /* shell command before every run */
 	const char *cleanup;	   /* shell command after the last run of each command */
 	bool randomize_env;	   /* random-size environment variable per run */
+	bool randomize_heap;	   /* each run under the shuffling heap, a fresh seed */
 	bool show_output;
 	bool ignore_failure;
 	bool progress; /* progress bar on stderr (only if it is a terminal) */
@@ -57,13 +58,16 @@ struct option *bench_options_merge(const struct option *own, size_t n_own);
 	"                          limits; DUR is a number with ns, us, ms or s (default s)\n"     \
 	"  -p, --prepare CMD       run the shell command CMD before every run\n"                   \
 	"  -c, --cleanup CMD       run the shell command CMD after the last run\n"                 \
-	"      --randomize=LIST    layout randomization per run: env (default; a random-size\n"    \
-	"                          environment variable, 0-4095 bytes), none; heap, code,\n"       \
-	"                          stack and link are not available yet\n"                         \
+	"      --randomize=LIST    layout randomization per run, comma-separated: env\n"           \
+	"                          (default; a random-size environment variable, 0-4095\n"         \
+	"                          bytes), heap (lever stabilize --heap with a fresh seed\n"       \
+	"                          per run), none; code, stack and link are not available\n"       \
+	"                          yet\n"                                                          \
 	"  -i, --ignore-failure    keep going when the command exits non-zero\n"                   \
 	"      --show-output       let the command write to the terminal\n"                        \
 	"      --no-progress       no progress bar (it is shown only on a terminal anyway)\n"      \
-	"      --seed N            random seed for environment offsets and the bootstrap\n"
+	"      --seed N            random seed for environment offsets, heap seeds and the\n"      \
+	"                          bootstrap\n"
 
 /* ------------------------------------------------------------ running */
 
@@ -103,8 +107,10 @@ struct bench_session {
 	struct rng rng;
 	uint64_t iteration;
 	bool tty;
+	char preload[8192]; /* LD_PRELOAD for the runs, with the runtime (randomize_heap) */
 };
-void bench_session_init(struct bench_session *s, const struct bench_options *o, const char *name);
+/* 0, or 1 after printing an error (the Stabilizer runtime is missing). */
+int bench_session_init(struct bench_session *s, const struct bench_options *o, const char *name);
 
 /*
  * Measure commands: warm-up runs of each, then measured runs interleaved

@@ -66,13 +66,12 @@ static bool parse_count(const char *text, size_t *out)
 }
 
 static const char *const unavailable[][2] = {
-    {"heap", "needs the Stabilizer runtime's shuffling heap"},
     {"code", "needs the Stabilizer runtime's function relocation (lever cc)"},
     {"stack", "needs the Stabilizer runtime's stack pads (lever cc)"},
     {"link", "needs randomized link order (lever cc)"},
 };
 
-/* --randomize=env,heap,...: only env (and none) are implemented today. */
+/* --randomize=env,heap,...: env, heap (and none) are implemented today. */
 static int parse_randomize(struct bench_options *o, const char *command, const char *arg)
 {
 	char *copy = strdup(arg), *save = NULL;
@@ -81,12 +80,17 @@ static int parse_randomize(struct bench_options *o, const char *command, const c
 	if (!copy)
 		return EXIT_USAGE;
 	o->randomize_env = false;
+	o->randomize_heap = false;
 	for (char *tok = strtok_r(copy, ",", &save); tok && rc == 1;
 	     tok = strtok_r(NULL, ",", &save)) {
 		bool known = false;
 
 		if (strcmp(tok, "env") == 0) {
 			o->randomize_env = true;
+			continue;
+		}
+		if (strcmp(tok, "heap") == 0) {
+			o->randomize_heap = true;
 			continue;
 		}
 		if (strcmp(tok, "none") == 0)
@@ -96,7 +100,7 @@ static int parse_randomize(struct bench_options *o, const char *command, const c
 				fprintf(stderr,
 					"%s: --randomize=%s is not available yet: it %s, which "
 					"lever does not have yet. Only 'env' (environment size) "
-					"works today.\n",
+					"and 'heap' work today.\n",
 					command, tok, unavailable[i][1]);
 				known = true;
 				rc = EXIT_USAGE;

@@ -2,12 +2,15 @@
 /*
  * Running commands for lever bench and lever compare: command strings to
  * argv, one measured run (posix_spawnp, wait4 for user/system time and
- * peak RSS), the randomized environment offset, prepare and cleanup
+ * peak RSS), the randomized environment offset, the shuffling heap
+ * (--randomize=heap: the Stabilizer runtime preloaded with a fresh seed per
+ * run), prepare and cleanup
  * commands, the measuring loop (interleaved across commands) and the
  * progress bar.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <spawn.h>
@@ -20,6 +23,8 @@
 #include <unistd.h>
 
 #include "cli/bench_common.h"
+#include "cli/launch.h"
+#include "stabilizer/runtime/stabilizer.h"
 
 extern char **environ;
 
@@ -144,31 +149,80 @@ void bench_command_free(struct bench_command *c)
 
 /* ------------------------------------------------------------ one run */
 
-void bench_session_init(struct bench_session *s, const struct bench_options *o, const char *name)
+/* LD_PRELOAD=<the caller's> <liblever-stabilizer.so>, for --randomize=heap. */
+static int prepare_preload(struct bench_session *s)
+{
+	char runtime[PATH_MAX];
+	char *value;
+	int n;
+
+	if (launch_find_runtime(s->name, STABILIZER_RUNTIME_NAME, runtime))
+		return 1;
+	value = launch_preload_value(getenv("LD_PRELOAD"), runtime);
+	if (!value) {
+		fprintf(stderr, "%s: out of memory\n", s->name);
+		return 1;
+	}
+	n = snprintf(s->preload, sizeof(s->preload), "LD_PRELOAD=%s", value);
+	free(value);
+	if (n < 0 || (size_t)n >= sizeof(s->preload)) {
+		fprintf(stderr, "%s: LD_PRELOAD is too long\n", s->name);
+		return 1;
+	}
+	return 0;
+}
+
+int bench_session_init(struct bench_session *s, const struct bench_options *o, const char *name)
 {
 	memset(s, 0, sizeof(*s));
 	s->opt = o;
 	s->name = name;
 	rng_seed(&s->rng, o->seed);
 	s->tty = o->progress && isatty(STDERR_FILENO);
+	return o->randomize_heap ? prepare_preload(s) : 0;
 }
 
-/* The environment for one run: ours plus the padding and the iteration number. */
-static char **run_environment(struct bench_session *s, size_t offset, char **pad, char **iter)
+/* Variables a run sets itself: the caller's values must not leak in. */
+static bool replaced_variable(const struct bench_session *s, const char *entry)
+{
+	static const char *const ours[] = {ENV_OFFSET_VAR "=", ITERATION_VAR "="};
+	static const char *const stabilizer[] = {
+	    "LD_PRELOAD=",	    STABILIZE_ENV_CODE "=",	STABILIZE_ENV_STACK "=",
+	    STABILIZE_ENV_HEAP "=", STABILIZE_ENV_ONE_TIME "=", STABILIZE_ENV_INTERVAL "=",
+	    STABILIZE_ENV_SEED "=", STABILIZE_ENV_VERBOSE "=",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(ours); i++)
+		if (strncmp(entry, ours[i], strlen(ours[i])) == 0)
+			return true;
+	for (size_t i = 0; s->opt->randomize_heap && i < ARRAY_SIZE(stabilizer); i++)
+		if (strncmp(entry, stabilizer[i], strlen(stabilizer[i])) == 0)
+			return true;
+	return false;
+}
+
+#define HEAP_VARS 5 /* LD_PRELOAD, HEAP, CODE, STACK, SEED */
+
+/*
+ * The environment for one run: ours plus the padding and the iteration
+ * number, and with --randomize=heap the Stabilizer runtime and a fresh seed
+ * (heap[] holds those strings; free them with the array).
+ */
+static char **run_environment(struct bench_session *s, size_t offset, char **pad, char **iter,
+			      char heap[][64])
 {
 	size_t n = 0, k = 0;
 	char **env;
 
 	while (environ[n])
 		n++;
-	env = calloc(n + 3, sizeof(*env));
+	env = calloc(n + 3 + HEAP_VARS, sizeof(*env));
 	*pad = malloc(sizeof(ENV_OFFSET_VAR) + offset + 1);
 	*iter = malloc(sizeof(ITERATION_VAR) + 24);
 	if (!env || !*pad || !*iter)
 		return env;
 	for (size_t i = 0; i < n; i++)
-		if (strncmp(environ[i], ENV_OFFSET_VAR "=", sizeof(ENV_OFFSET_VAR)) &&
-		    strncmp(environ[i], ITERATION_VAR "=", sizeof(ITERATION_VAR)))
+		if (!replaced_variable(s, environ[i]))
 			env[k++] = environ[i];
 	if (s->opt->randomize_env) {
 		memcpy(*pad, ENV_OFFSET_VAR "=", sizeof(ENV_OFFSET_VAR));
@@ -179,6 +233,16 @@ static char **run_environment(struct bench_session *s, size_t offset, char **pad
 	snprintf(*iter, sizeof(ITERATION_VAR) + 24, ITERATION_VAR "=%llu",
 		 (unsigned long long)s->iteration);
 	env[k++] = *iter;
+	if (s->opt->randomize_heap) {
+		env[k++] = s->preload;
+		snprintf(heap[0], 64, "%s=1", STABILIZE_ENV_HEAP);
+		snprintf(heap[1], 64, "%s=0", STABILIZE_ENV_CODE);
+		snprintf(heap[2], 64, "%s=0", STABILIZE_ENV_STACK);
+		snprintf(heap[3], 64, "%s=%llu", STABILIZE_ENV_SEED,
+			 (unsigned long long)rng_next(&s->rng));
+		for (int i = 0; i < 4; i++)
+			env[k++] = heap[i];
+	}
 	env[k] = NULL;
 	return env;
 }
@@ -255,12 +319,13 @@ static int run_helper(struct bench_session *s, const char *what, const char *cmd
 static int run_once(struct bench_session *s, const struct bench_command *c, struct bench_run *r)
 {
 	char *pad = NULL, *iter = NULL, **env;
+	char heap[4][64];
 	size_t offset = s->opt->randomize_env ? rng_below(&s->rng, ENV_OFFSET_MAX) : 0;
 	int rc;
 
 	if (s->opt->prepare && run_helper(s, "prepare", s->opt->prepare))
 		return 1;
-	env = run_environment(s, offset, &pad, &iter);
+	env = run_environment(s, offset, &pad, &iter, heap);
 	if (!env || !pad || !iter) {
 		fprintf(stderr, "%s: out of memory\n", s->name);
 		rc = 1;

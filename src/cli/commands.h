@@ -13,6 +13,8 @@
 	  "causal profiling: which lines, if sped up, speed up the program (Coz)")                 \
 	X("bench", cmd_bench, "run a command repeatedly and describe its running time")            \
 	X("compare", cmd_compare, "is B faster than A? commands, sample files or a suite")         \
+	X("stabilize", cmd_stabilize,                                                              \
+	  "run a program with its memory layout randomized (Stabilizer)")                          \
 	X("stats", cmd_stats, "descriptive statistics and normality of samples in files")
 
 #define DECLARE_COMMAND(name, fn, summary) int fn(int argc, char **argv);

@@ -292,8 +292,9 @@ static int compare_commands(struct compare_cli *o, char **texts)
 		bench_command_free(&cmd[1]);
 		return EXIT_USAGE;
 	}
-	bench_session_init(&session, &o->run, "lever compare");
-	rc = bench_measure(&session, cmd, 2, res);
+	rc = bench_session_init(&session, &o->run, "lever compare");
+	if (!rc)
+		rc = bench_measure(&session, cmd, 2, res);
 	if (!rc) {
 		compare_samples(&c, &o->cmp, cmd[0].display, res[0].wall, res[0].n, cmd[1].display,
 				res[1].wall, res[1].n);

@@ -133,6 +133,22 @@ struct stats_rm_anova {
 int stats_anova_within(const double *y, const size_t *subject, const size_t *treatment, size_t n,
 		       size_t n_subjects, size_t k, struct stats_rm_anova *out);
 
+/* ------------------------------------------------------------ randomness (NIST SP 800-22) */
+
+/*
+ * Tests of NIST SP 800-22 rev1a on a sequence of n bits (bits[i] is 0 or
+ * non-zero); p >= 0.01 is NIST's "random". statistic: s_obs (frequency,
+ * §2.1), chi^2 with df1 = the number of blocks (block frequency, §2.2, m
+ * bits per block; NIST asks m >= 20, m > n / 100 and fewer than 100 blocks),
+ * V_n(obs) (runs, §2.3) and z (cumulative sums, §2.13, forward or backward).
+ * The runs test is not applicable when the frequency of ones is too far
+ * from 1/2 (its prerequisite): it then returns -EDOM with p = 0.
+ */
+int stats_nist_frequency(const uint8_t *bits, size_t n, struct stats_test *out);
+int stats_nist_block_frequency(const uint8_t *bits, size_t n, size_t m, struct stats_test *out);
+int stats_nist_runs(const uint8_t *bits, size_t n, struct stats_test *out);
+int stats_nist_cusum(const uint8_t *bits, size_t n, bool backward, struct stats_test *out);
+
 /* ------------------------------------------------------------ bootstrap */
 
 /*

@@ -49,7 +49,7 @@ expect 2 "--runs '1'" "$lever" bench -n 1 -- true
 expect 2 "--runs 'x'" "$lever" bench -n x -- true
 expect 2 "--min-time 'soon'" "$lever" bench --min-time soon -- true
 expect 2 "unbalanced quotes" "$lever" bench "echo 'oops"
-for r in heap code stack link; do
+for r in code stack link; do
 	expect 2 "--randomize=$r is not available yet" "$lever" bench --randomize=env,$r -- true
 done
 expect 2 "expected env, heap, code, stack, link or none" "$lever" bench --randomize=disk -- true
@@ -64,6 +64,17 @@ expect 0 '5 runs' "$lever" bench -n 5 "${fast[@]}" -- true
 expect 0 'Normality: ' "$lever" bench -n 5 "${fast[@]}" 'sh -c "exit 0"'
 expect 0 'random environment size' "$lever" bench -n 3 "${fast[@]}" -- true
 expect 0 'fixed environment' "$lever" bench -n 3 "${fast[@]}" --randomize=none -- true
+expect 0 'shuffled heap, fresh seed per run' "$lever" bench -n 3 "${fast[@]}" --randomize=heap -- true
+# --randomize=heap: each run under the Stabilizer runtime with a fresh seed
+"$lever" bench -n 5 "${fast[@]}" --show-output --randomize=env,heap -- \
+	sh -c 'echo "heap $LEVER_STABILIZE_HEAP code $LEVER_STABILIZE_CODE preload ${LD_PRELOAD##*/} len ${#LEVER_RANDOMIZED_ENVIRONMENT_OFFSET}"' \
+	>heap.log 2>&1
+check "--randomize=heap preloads the runtime" [ "$(grep -c '^heap 1 code 0 preload liblever-stabilizer.so len' heap.log)" = 5 ]
+"$lever" bench -n 5 "${fast[@]}" --show-output --randomize=heap --seed 9 -- \
+	"$build/tests/programs/stabilizer/heap_bits" live 300 >seeds.log 2>&1
+check "--randomize=heap gives every run a fresh layout" \
+	[ "$(grep fingerprint seeds.log | sort -u | wc -l)" = 5 ]
+LEVER_RUNTIME_DIR=/nonexistent expect 1 'runtime not found' "$lever" bench -n 3 --randomize=heap -- true
 
 # exactly -n runs plus warm-up: count them with the prepare command
 "$lever" bench -n 7 -w 2 "${fast[@]}" -p "echo p >> prep.log" -c "echo c >> clean.log" -- true >/dev/null 2>&1

@@ -21,15 +21,19 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/base.h"
+
 /* The environment contract between `lever stabilize` and the runtime. */
-#define STABILIZE_ENV_CODE	"LEVER_STABILIZE_CODE"	    /* "1" to randomize code */
-#define STABILIZE_ENV_STACK	"LEVER_STABILIZE_STACK"	    /* "1" to randomize stack pads */
-#define STABILIZE_ENV_HEAP	"LEVER_STABILIZE_HEAP"	    /* "1" to shuffle the heap */
-#define STABILIZE_ENV_ONE_TIME	"LEVER_STABILIZE_ONE_TIME"  /* "1": randomize once at start */
-#define STABILIZE_ENV_INTERVAL	"LEVER_STABILIZE_INTERVAL_NS" /* re-randomization period */
-#define STABILIZE_ENV_SEED	"LEVER_STABILIZE_SEED"	    /* decimal seed */
-#define STABILIZE_ENV_VERBOSE	"LEVER_STABILIZE_VERBOSE"   /* 0, 1, 2 */
+#define STABILIZE_ENV_CODE	      "LEVER_STABILIZE_CODE"	 /* "1" to randomize code */
+#define STABILIZE_ENV_STACK	      "LEVER_STABILIZE_STACK"	 /* "1" to randomize stack pads */
+#define STABILIZE_ENV_HEAP	      "LEVER_STABILIZE_HEAP"	 /* "1" to shuffle the heap */
+#define STABILIZE_ENV_ONE_TIME	      "LEVER_STABILIZE_ONE_TIME" /* "1": randomize once at start */
+#define STABILIZE_ENV_INTERVAL	      "LEVER_STABILIZE_INTERVAL_NS" /* re-randomization period */
+#define STABILIZE_ENV_SEED	      "LEVER_STABILIZE_SEED"	    /* decimal seed */
+#define STABILIZE_ENV_VERBOSE	      "LEVER_STABILIZE_VERBOSE"	    /* 0, 1, 2 */
 #define STABILIZE_DEFAULT_INTERVAL_NS 500000000ULL
+
+#define STABILIZER_EXPORT __attribute__((visibility("default")))
 
 struct stabilizer_config {
 	bool code, stack, heap;
@@ -43,13 +47,39 @@ struct stabilizer_config {
 extern struct stabilizer_config stabilizer_cfg;
 
 /*
+ * Read the environment into stabilizer_cfg, once (init.c). The heap calls it
+ * from the first malloc, which can come before any constructor ran, so it
+ * allocates nothing and works before libc set up environ.
+ */
+void stabilizer_config_load(void);
+
+/* Independent random streams derived from the seed, one per part. */
+enum stabilizer_stream {
+	STABILIZER_STREAM_HEAP = 1,
+	STABILIZER_STREAM_CODE,
+	STABILIZER_STREAM_STACK,
+	STABILIZER_STREAM_CHILDREN, /* the seed handed to exec'd children */
+};
+uint64_t stabilizer_stream_seed(enum stabilizer_stream stream);
+void stabilizer_rng_init(struct rng *r, enum stabilizer_stream stream);
+
+/*
  * Hooks of the parts. start: once, at start-up, before main; returns 0, or
  * -1 after printing one line saying why the part cannot run (the program
  * then runs without it). rerandomize: from the re-randomization thread.
+ * They are weak: a build without a part leaves them NULL, and init.c then
+ * says that the part is not available and runs without it.
  */
-int code_randomizer_start(void);
-void code_randomizer_rerandomize(void);
-int stack_pads_start(void);
-void stack_pads_rerandomize(void);
+int code_randomizer_start(void) __attribute__((weak));
+void code_randomizer_rerandomize(void) __attribute__((weak));
+int stack_pads_start(void) __attribute__((weak));
+void stack_pads_rerandomize(void) __attribute__((weak));
+
+/*
+ * The shuffling heap (heap*.c) starts itself on the first malloc; init.c
+ * calls this from its constructor to make sure it did, and to report.
+ * Returns 0, or -1 after printing why the heap runs unshuffled.
+ */
+int heap_start(void);
 
 #endif

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The shuffling heap of liblever-stabilizer.so (spec §4.2, paper §3.2), in
+ * three layers:
+ *
+ *   heap_api.c      malloc, free, calloc, realloc, the aligned family and
+ *                   malloc_usable_size; decides once whether the heap is on
+ *                   (else everything goes to glibc's __libc_* functions)
+ *   heap_shuffle.c  per thread and size class an array of N = 256 objects;
+ *                   every malloc and free is one step of the inside-out
+ *                   Fisher-Yates shuffle, without locks
+ *   heap_base.c     the deterministic-reuse base: size classes carved from
+ *                   slabs in one reserved region, a LIFO free list per
+ *                   thread and class, a shared depot per class (locked)
+ *   heap_large.c    allocations above HEAP_SMALL_MAX: one mmap each
+ */
+#ifndef LEVER_STABILIZER_HEAP_H
+#define LEVER_STABILIZER_HEAP_H
+
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/single_threaded.h>
+
+#include "base/base.h"
+
+#define HEAP_ALIGN     16u /* alignof(max_align_t) on x86-64 */
+#define HEAP_SHUFFLE_N 256u
+#define HEAP_SMALL_MAX (256u * 1024u)
+#define HEAP_N_CLASSES 52u
+
+/*
+ * A test-and-test-and-set lock: one atomic exchange to take it, a release
+ * store to drop it, waiters yield. While the process has one thread (glibc's
+ * __libc_single_threaded: false before a second thread starts, never true
+ * again) nobody can race, and locking is skipped: even one atomic exchange
+ * waits for the stores before it to drain.
+ */
+struct heap_lock {
+	atomic_bool held;
+};
+
+static inline void heap_lock(struct heap_lock *l)
+{
+	if (__libc_single_threaded)
+		return;
+	while (atomic_exchange_explicit(&l->held, true, memory_order_acquire)) {
+		for (int spin = 0; atomic_load_explicit(&l->held, memory_order_relaxed); spin++)
+			if (spin > 100)
+				sched_yield();
+	}
+}
+
+static inline void heap_unlock(struct heap_lock *l)
+{
+	if (!__libc_single_threaded)
+		atomic_store_explicit(&l->held, false, memory_order_release);
+}
+
+static inline void heap_lock_reset(struct heap_lock *l)
+{
+	atomic_store_explicit(&l->held, false, memory_order_relaxed);
+}
+
+/*
+ * One thread's free objects of one size class: a LIFO list of freed ones and
+ * an array of fresh ones (kept out of the list so that carving them does not
+ * write to, and so fault in, their pages before the program uses them).
+ */
+#define HEAP_BATCH 32
+struct heap_free_list {
+	void *head;
+	size_t count;
+	unsigned n_fresh;
+	void *fresh[HEAP_BATCH]; /* handed out from the end */
+};
+
+/* ------------------------------------------------------------ heap_base.c */
+
+/* Reserve the region for the size classes; 0, or -1 if mmap refused. */
+int heap_base_init(void);
+/* The size class of a request of n bytes, 1 <= n <= HEAP_SMALL_MAX. */
+unsigned heap_class_of_size(size_t n);
+size_t heap_class_size(unsigned c);
+/* Is p inside the size-class region? Then c and the object's start. */
+bool heap_base_owns(const void *p);
+unsigned heap_class_of_ptr(const void *p);
+void *heap_object_start(const void *p, unsigned c);
+/* Keys of the slab bijections come from per-class streams of this seed. */
+void heap_base_seed(uint64_t seed);
+/*
+ * One object of class c for the thread owning `local`, or NULL when the
+ * region is exhausted: from local, else a batch from the class's depot, else
+ * fresh objects of the class's current slab, which come in the order of a
+ * seeded bijection of its slots. Freed objects go to local, last-in
+ * first-out; a thread with too many passes a batch to the depot.
+ */
+void *heap_base_malloc(unsigned c, struct heap_free_list *local);
+void heap_base_free(unsigned c, struct heap_free_list *local, void *p);
+/* Fork: the class locks, taken before and released or reset after. */
+void heap_base_lock_all(void);
+void heap_base_unlock_all(void);
+void heap_base_reset_locks(void);
+
+/* ------------------------------------------------------------ heap_large.c */
+
+/* A mapping of its own for size bytes aligned to align (a power of two >= 16). */
+void *heap_large_alloc(size_t size, size_t align);
+/* Does p carry a large-allocation header? (p not in the base region) */
+bool heap_large_owns(const void *p);
+void heap_large_free(void *p);
+size_t heap_large_usable(const void *p);
+/* Resize in place or move the mapping (mremap); NULL if out of memory. */
+void *heap_large_realloc(void *p, size_t size);
+void heap_large_seed(uint64_t seed);
+
+/* ------------------------------------------------------------ heap_shuffle.c */
+
+void heap_shuffle_init(uint64_t seed);
+/* An object of class c, chosen at random among N buffered; NULL if out of memory. */
+void *heap_shuffle_malloc(unsigned c);
+/* Put p (the start of an object of class c) into the buffer; free the one it evicts. */
+void heap_shuffle_free(unsigned c, void *p);
+/* Fork: every lock taken before, released (parent) or reset (child) after. */
+void heap_shuffle_lock_all(void);
+void heap_shuffle_unlock_all(void);
+void heap_shuffle_reset_locks(void);
+/* The child of a fork draws from streams of its own. */
+void heap_shuffle_reseed_child(void);
+
+#endif

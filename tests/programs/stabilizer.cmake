@@ -1,0 +1,17 @@
+# Programs for the Stabilizer runtime's tests (tests/e2e/stabilize_*.sh):
+# heap_bits runs NIST tests on heap addresses; heap_api exercises the whole
+# allocation API. Built as a user would build them.
+set(STABILIZER_PROGRAMS_DIR ${CMAKE_BINARY_DIR}/tests/programs/stabilizer)
+# heap_bits compiles the NIST tests itself rather than linking lever_stats,
+# which the sanitizer build instruments: ASan's malloc would then refuse the
+# preloaded heap.
+add_executable(stabilizer_prog_heap_bits ${CMAKE_SOURCE_DIR}/tests/programs/stabilizer/heap_bits.c
+  ${CMAKE_SOURCE_DIR}/src/stats/nist.c ${CMAKE_SOURCE_DIR}/src/stats/distributions.c)
+target_link_libraries(stabilizer_prog_heap_bits PRIVATE PkgConfig::GSL m)
+set_target_properties(stabilizer_prog_heap_bits PROPERTIES OUTPUT_NAME heap_bits
+  RUNTIME_OUTPUT_DIRECTORY ${STABILIZER_PROGRAMS_DIR})
+add_executable(stabilizer_prog_heap_api ${CMAKE_SOURCE_DIR}/tests/programs/stabilizer/heap_api.c)
+target_compile_options(stabilizer_prog_heap_api PRIVATE -O1 -fno-builtin)
+target_link_libraries(stabilizer_prog_heap_api PRIVATE Threads::Threads)
+set_target_properties(stabilizer_prog_heap_api PROPERTIES OUTPUT_NAME heap_api
+  RUNTIME_OUTPUT_DIRECTORY ${STABILIZER_PROGRAMS_DIR})

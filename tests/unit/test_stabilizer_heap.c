@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The layers of the Stabilizer runtime's shuffling heap, linked into the test
+ * directly (without heap_api.c, which would replace the test's own malloc):
+ * size classes, the base allocator's slabs (each fresh slab is handed out
+ * as a permutation of its slots), object lookup from interior pointers, the
+ * shuffling layer (no object handed out twice, freed objects not reused at
+ * once, a seed reproduces the sequence) and large allocations.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "stabilizer/runtime/heap.h"
+
+static int cmp_ptr(const void *a, const void *b)
+{
+	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void test_size_classes(void **state)
+{
+	(void)state;
+	assert_int_equal(heap_class_size(0), 16);
+	assert_int_equal(heap_class_size(HEAP_N_CLASSES - 1), HEAP_SMALL_MAX);
+	for (unsigned c = 1; c < HEAP_N_CLASSES; c++) {
+		assert_true(heap_class_size(c) > heap_class_size(c - 1));
+		assert_int_equal(heap_class_size(c) % HEAP_ALIGN, 0);
+	}
+	for (size_t n = 1; n <= HEAP_SMALL_MAX; n++) {
+		unsigned c = heap_class_of_size(n);
+		size_t size = heap_class_size(c);
+
+		if (c >= HEAP_N_CLASSES || size < n || (c > 0 && heap_class_size(c - 1) >= n))
+			fail_msg("size %zu: class %u of %zu bytes is not the smallest that fits", n,
+				 c, size);
+		if (n > 128 && (size - n) * 5 > size)
+			fail_msg("size %zu: class of %zu bytes wastes more than 20%%", n, size);
+	}
+}
+
+/* Objects per slab, as heap_base.c computes them. */
+static size_t slab_objects(unsigned c)
+{
+	size_t size = heap_class_size(c), n = (256 * 1024 + size - 1) / size;
+
+	return n < HEAP_SHUFFLE_N ? HEAP_SHUFFLE_N : n;
+}
+
+static void test_base_slabs(void **state)
+{
+	unsigned classes[] = {0, 2, 7, 8, 13, 30, HEAP_N_CLASSES - 1};
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(classes) / sizeof(classes[0]); k++) {
+		unsigned c = classes[k];
+		struct heap_free_list local = {0}; /* a thread's, for class c */
+		size_t size = heap_class_size(c), n = slab_objects(c), ascending = 0;
+		uintptr_t *p = malloc(n * sizeof(*p)), *sorted = malloc(n * sizeof(*p));
+
+		assert_non_null(p);
+		assert_non_null(sorted);
+		for (size_t i = 0; i < n; i++) {
+			char *o = heap_base_malloc(c, &local);
+
+			assert_non_null(o);
+			assert_true(heap_base_owns(o));
+			assert_int_equal(heap_class_of_ptr(o), c);
+			assert_int_equal((uintptr_t)o % HEAP_ALIGN, 0);
+			/* interior pointers lead back to the object */
+			assert_ptr_equal(heap_object_start(o + size - 1, c), o);
+			assert_ptr_equal(heap_object_start(o + size / 2, c), o);
+			p[i] = (uintptr_t)o;
+			ascending += i && p[i] > p[i - 1];
+		}
+		/* the first slab: every slot exactly once, not in address order */
+		memcpy(sorted, p, n * sizeof(*p));
+		qsort(sorted, n, sizeof(*sorted), cmp_ptr);
+		for (size_t i = 1; i < n; i++)
+			assert_int_equal(sorted[i] - sorted[i - 1], size);
+		assert_true(ascending > n / 4 && ascending < 3 * n / 4);
+		/* freed objects come back last-in first-out */
+		heap_base_free(c, &local, (void *)p[3]);
+		heap_base_free(c, &local, (void *)p[5]);
+		assert_int_equal((uintptr_t)heap_base_malloc(c, &local), p[5]);
+		assert_int_equal((uintptr_t)heap_base_malloc(c, &local), p[3]);
+		free(p);
+		free(sorted);
+	}
+}
+
+#define MANY 20000
+
+static void test_shuffle_no_duplicates(void **state)
+{
+	static uintptr_t p[MANY];
+	unsigned c = heap_class_of_size(100);
+
+	(void)state;
+	for (int round = 0; round < 2; round++) {
+		for (size_t i = 0; i < MANY; i++) {
+			p[i] = (uintptr_t)heap_shuffle_malloc(c);
+			assert_true(p[i] != 0);
+			memset((void *)p[i], 0x5a, heap_class_size(c));
+		}
+		qsort(p, MANY, sizeof(p[0]), cmp_ptr);
+		for (size_t i = 1; i < MANY; i++)
+			if (p[i] - p[i - 1] < heap_class_size(c))
+				fail_msg("round %d: objects %#lx and %#lx overlap", round,
+					 (unsigned long)p[i - 1], (unsigned long)p[i]);
+		for (size_t i = 0; i < MANY; i++)
+			heap_shuffle_free(c, (void *)p[i]);
+	}
+}
+
+/* malloc, free, malloc: glibc hands the same object back; the shuffle almost never does. */
+static void test_shuffle_delays_reuse(void **state)
+{
+	unsigned c = heap_class_of_size(40), reused = 0;
+
+	(void)state;
+	for (int i = 0; i < 10000; i++) {
+		void *p = heap_shuffle_malloc(c), *q;
+
+		heap_shuffle_free(c, p);
+		q = heap_shuffle_malloc(c);
+		reused += p == q;
+		heap_shuffle_free(c, q);
+	}
+	/* each is 1/256 likely: about 39 of 10000 */
+	assert_true(reused < 150);
+}
+
+static void test_large(void **state)
+{
+	size_t aligns[] = {16, 64, 4096, 65536, 1 << 21};
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(aligns) / sizeof(aligns[0]); k++) {
+		size_t a = aligns[k];
+		unsigned char *p = heap_large_alloc(300000, a), *q;
+
+		assert_non_null(p);
+		assert_int_equal((uintptr_t)p % a, 0);
+		assert_false(heap_base_owns(p));
+		assert_true(heap_large_owns(p));
+		assert_true(heap_large_usable(p) >= 300000);
+		for (size_t i = 0; i < 300000; i++)
+			p[i] = (unsigned char)(i * 7);
+		q = heap_large_realloc(p, 5000000);
+		assert_non_null(q);
+		assert_true(heap_large_usable(q) >= 5000000);
+		for (size_t i = 0; i < 300000; i++)
+			if (q[i] != (unsigned char)(i * 7))
+				fail_msg("realloc lost byte %zu", i);
+		q = heap_large_realloc(q, 270000);
+		assert_non_null(q);
+		assert_int_equal(q[269999], (unsigned char)(269999 * 7));
+		heap_large_free(q);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_size_classes),
+	    cmocka_unit_test(test_base_slabs),
+	    cmocka_unit_test(test_shuffle_no_duplicates),
+	    cmocka_unit_test(test_shuffle_delays_reuse),
+	    cmocka_unit_test(test_large),
+	};
+
+	if (heap_base_init())
+		return 1;
+	heap_shuffle_init(42); /* before the base tests: it seeds the slab keys */
+	heap_large_seed(42);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
