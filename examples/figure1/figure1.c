@@ -11,7 +11,8 @@
  * two lines of almost equal weight.
  *
  * --a-scale S runs loop a for S*N iterations instead, to measure the true
- * effect of optimising it: `figure1 --a-scale 0.5` vs `figure1`.
+ * effect of optimising it: `figure1 --a-scale 0.5` vs `figure1`; --b-scale S
+ * does the same for loop b (S*0.95 N iterations).
  *
  * Each iteration is one integer division that depends on the previous one, so
  * a loop is bound by the divider's latency and leaves the rest of its core
@@ -69,10 +70,11 @@ static double now_seconds(void)
 static int usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s [--rounds R] [--iterations N] [--a-scale S]\n"
+		"usage: %s [--rounds R] [--iterations N] [--a-scale S] [--b-scale S]\n"
 		"  --rounds R      rounds to run (default %lu)\n"
 		"  --iterations N  iterations of loop a per round (default %lu); b runs 0.95 N\n"
-		"  --a-scale S     run loop a for S*N iterations (default 1; 0 removes it)\n",
+		"  --a-scale S     run loop a for S*N iterations (default 1; 0 removes it)\n"
+		"  --b-scale S     run loop b for S*0.95*N iterations (default 1)\n",
 		prog, DEFAULT_ROUNDS, DEFAULT_ITERATIONS);
 	return 2;
 }
@@ -113,7 +115,7 @@ static int run_round(void)
 int main(int argc, char **argv)
 {
 	unsigned long rounds = DEFAULT_ROUNDS, n = DEFAULT_ITERATIONS;
-	double scale = 1.0, start, elapsed;
+	double scale = 1.0, b_scale = 1.0, start, elapsed;
 
 	for (int i = 1; i < argc; i++) {
 		if (i + 1 < argc && strcmp(argv[i], "--rounds") == 0) {
@@ -125,12 +127,15 @@ int main(int argc, char **argv)
 		} else if (i + 1 < argc && strcmp(argv[i], "--a-scale") == 0) {
 			if (parse_scale(argv[++i], &scale))
 				return usage(argv[0]);
+		} else if (i + 1 < argc && strcmp(argv[i], "--b-scale") == 0) {
+			if (parse_scale(argv[++i], &b_scale))
+				return usage(argv[0]);
 		} else {
 			return usage(argv[0]);
 		}
 	}
 	iterations_a = (size_t)(scale * (double)n);
-	iterations_b = (size_t)(0.95 * (double)n);
+	iterations_b = (size_t)(b_scale * 0.95 * (double)n);
 
 	start = now_seconds();
 	for (unsigned long r = 0; r < rounds; r++) {
