@@ -13,7 +13,9 @@
 	  "causal profiling: which lines, if sped up, speed up the program (Coz)")                 \
 	X("bench", cmd_bench, "run a command repeatedly and describe its running time")            \
 	X("compare", cmd_compare, "is B faster than A? commands, sample files or a suite")         \
-	X("stats", cmd_stats, "descriptive statistics and normality of samples in files")
+	X("stats", cmd_stats, "descriptive statistics and normality of samples in files")          \
+	X("cc", cmd_cc, "C compiler for Stabilizer: stack pads, relocatable code, random link")    \
+	X("c++", cmd_cxx, "C++ compiler for Stabilizer (as lever cc)")
 
 #define DECLARE_COMMAND(name, fn, summary) int fn(int argc, char **argv);
 LEVER_COMMANDS(DECLARE_COMMAND)
