@@ -55,6 +55,24 @@ if "$LEVER_CC" --help | grep -q -- '--randomize-link' && "$LEVER" help cc | grep
 else
 	fail "lever cc --help"
 fi
+for opt in --randomize-link --no-stack-pads --lever-verbose --help LEVER_CC LEVER_CXX \
+	LEVER_CC_RANDOMIZE_LINK LEVER_CC_STACK_PADS LEVER_CC_VERBOSE LEVER_RUNTIME_DIR; do
+	"$LEVER_CC" --help | grep -q -- "$opt" || fail "--help does not mention $opt"
+done
+"$LEVER_CC" --randomize-link=x1 -c "$WORK/pp.c" -o "$WORK/x.o" 2>"$WORK/err"
+[ $? -eq 2 ] && grep -q 'bad seed' "$WORK/err" || fail "--randomize-link=x1 is not a usage error"
+LEVER_CC_RANDOMIZE_LINK=sometimes "$LEVER_CC" -c "$WORK/pp.c" -o "$WORK/x.o" 2>"$WORK/err"
+[ $? -eq 2 ] && grep -q "want 'random' or a seed" "$WORK/err" || fail "bad LEVER_CC_RANDOMIZE_LINK is not a usage error"
+"$LEVER_CC" -c "$WORK/pp.c" -o "$WORK/nopads.o" --no-stack-pads &&
+	LEVER_CC_STACK_PADS=0 "$LEVER_CC" -c "$WORK/pp.c" -o "$WORK/nopads2.o" &&
+	! readelf -S "$WORK/nopads.o" | grep -q lever_stack_pads &&
+	! readelf -S "$WORK/nopads2.o" | grep -q lever_stack_pads &&
+	readelf -S "$WORK/nopads.o" | grep -q '\.text\.f' ||
+	fail "--no-stack-pads / LEVER_CC_STACK_PADS=0"
+# A compiler failure is lever cc's failure.
+echo 'int main(void) { return undefined_thing; }' >"$WORK/bad.c"
+"$LEVER_CC" -c "$WORK/bad.c" -o "$WORK/bad.o" 2>/dev/null && fail "a compile error exited 0"
+"$LEVER_CC" --randomize-link=1 "$WORK/bad.c" -o "$WORK/bad" 2>/dev/null && fail "a compile error in a randomized link exited 0"
 # A response file holding -c and -o: compiled, not linked.
 printf -- '-c "%s" -o "%s"\n' "$WORK/pp.c" "$WORK/pp.o" >"$WORK/args.rsp"
 if "$LEVER_CC" -O2 "@$WORK/args.rsp" && readelf -S "$WORK/pp.o" | grep -q lever_stack_pads &&

@@ -419,7 +419,8 @@ static void classify_value(struct cc_args *args, struct cc_arg *a, struct parse_
 		a->link_barrier = true;
 		args->n_libraries++;
 	}
-	if (st->value_is_script)
+	if (st->value_is_script || (st->value_link_only && (strcmp(a->text, "-T") == 0 ||
+							    starts_with(a->text, "--script"))))
 		args->linker_script = true;
 	if (st->value_is_language) {
 		st->language = a->text;
