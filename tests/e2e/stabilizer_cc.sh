@@ -7,8 +7,8 @@
 # seed and the same output.
 # usage: stabilizer_cc.sh BUILD_DIR SOURCE_DIR
 set -u
-BUILD=$1
-SRC=$2
+BUILD=$(cd "$1" && pwd)
+SRC=$(cd "$2" && pwd)
 LEVER=$BUILD/bin/lever
 LEVER_CC=$BUILD/bin/lever-cc
 LEVER_CXX=$BUILD/bin/lever-c++
@@ -152,6 +152,24 @@ for compiler in gcc clang; do
 		fi
 		pass "$tag: C, C++ exceptions, threads; frames move with the seed"
 	done
+done
+
+# --- LTO: GCC runs the plugin at link time, clang before writing bitcode ----
+for compiler in gcc clang; do
+	d=$WORK/lto-$compiler
+	mkdir -p "$d"
+	if LEVER_CC=$compiler "$LEVER_CC" -O2 -flto -c "$PROGS/frames.c" -o "$d/frames.o" &&
+		LEVER_CC=$compiler "$LEVER_CC" -O2 -flto "$d/frames.o" -o "$d/frames"; then
+		s1=$(padded 1 "$d/frames" distance)
+		s2=$(padded 2 "$d/frames" distance)
+		if [ "$s1" != "$s2" ] && [ "$(padded 1 "$d/frames" compute 15)" = "$("$d/frames" compute 15)" ]; then
+			pass "$compiler -flto: padded ($s1, $s2)"
+		else
+			fail "$compiler -flto: frames do not move ($s1, $s2)"
+		fi
+	else
+		fail "$compiler -flto: build"
+	fi
 done
 
 # --- the whole runtime, when this build has `lever stabilize` ------------------

@@ -5,8 +5,8 @@
 # (CMake's compiler detection runs through lever cc).
 # usage: stabilizer_cc_build.sh BUILD_DIR SOURCE_DIR
 set -u
-BUILD=$1
-SRC=$2
+BUILD=$(cd "$1" && pwd)
+SRC=$(cd "$2" && pwd)
 PROJECT=$SRC/tests/programs/stabilizer_cc/project
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT

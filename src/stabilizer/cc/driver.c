@@ -230,9 +230,6 @@ static void add_stack_pad_plugin(struct command *c, const struct plan *p)
 			p->family == CC_FAMILY_GCC ? "GCC" : "clang", p->major, path);
 		return;
 	}
-	if (p->args->lto)
-		fprintf(stderr, "lever cc: with -flto the stack pad plugin does not run (it would "
-				"have to run at link time); no stack pads\n");
 	if (p->family == CC_FAMILY_GCC)
 		push_printf(c, "-fplugin=%s", path);
 	else
@@ -270,6 +267,9 @@ static void add_link_flags(struct command *c, const struct plan *p)
 
 	if (args->relocatable)
 		return;
+	/* GCC generates the code of -flto objects at link time: the plugin runs there. */
+	if (args->lto && p->family == CC_FAMILY_GCC)
+		add_stack_pad_plugin(c, p);
 	push(c, "-Wl,--emit-relocs");
 	/* The stub registers the stack pads through libc's dlsym. */
 	if (args->static_link || args->no_libc)
@@ -633,7 +633,7 @@ int cc_run(const struct cc_settings *settings, struct cc_args *args)
 		return 1;
 	}
 	p.n_compiler = n;
-	if (cc_args_compiles(args))
+	if (cc_args_compiles(args) || (args->lto && cc_args_links(args)))
 		p.family = cc_detect_family(p.compiler, &p.major);
 	if (settings->opts.randomize_link && cc_args_links(args) && !args->relocatable)
 		rc = run_randomized_link(&p);

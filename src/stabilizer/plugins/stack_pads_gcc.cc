@@ -35,12 +35,9 @@
 #include "output.h"
 #include "cfg.h"
 
-int plugin_is_GPL_compatible;
+#include "stabilizer/runtime/stack_pads.h"
 
-/* Must match runtime/stack.c and cc/stub.c. */
-#define PADS_SECTION "lever_stack_pads"
-#define PADS_SYMBOL  "__lever_stack_pads"
-#define PAD_UNIT     16
+int plugin_is_GPL_compatible;
 
 static tree pads_decl;	 /* unsigned char __lever_stack_pads[], local to the unit */
 static unsigned n_slots; /* slots handed out so far in this unit */
@@ -50,7 +47,7 @@ static tree get_pads_decl(void)
 	if (pads_decl)
 		return pads_decl;
 	tree type = build_array_type(unsigned_char_type_node, NULL_TREE);
-	pads_decl = build_decl(UNKNOWN_LOCATION, VAR_DECL, get_identifier(PADS_SYMBOL), type);
+	pads_decl = build_decl(UNKNOWN_LOCATION, VAR_DECL, get_identifier(STACK_PADS_SYMBOL), type);
 	/* Declared, defined by the assembly emitted in emit_pads_table(). */
 	DECL_EXTERNAL(pads_decl) = 1;
 	TREE_PUBLIC(pads_decl) = 0;
@@ -84,8 +81,9 @@ static gimple_seq build_pad_sequence(unsigned slot)
 	tree pad_wide = make_ssa_name(size_type_node);
 	gimple_seq_add_stmt(&seq, gimple_build_assign(pad_wide, NOP_EXPR, pad));
 	tree bytes = make_ssa_name(size_type_node);
-	gimple_seq_add_stmt(&seq, gimple_build_assign(bytes, MULT_EXPR, pad_wide,
-						      build_int_cst(size_type_node, PAD_UNIT)));
+	gimple_seq_add_stmt(&seq,
+			    gimple_build_assign(bytes, MULT_EXPR, pad_wide,
+						build_int_cst(size_type_node, STACK_PAD_UNIT)));
 
 	gcall *call = gimple_build_call(builtin_decl_explicit(BUILT_IN_ALLOCA), 1, bytes);
 	tree area = make_ssa_name(ptr_type_node);
@@ -138,18 +136,25 @@ struct stack_pad_pass : gimple_opt_pass {
 };
 } // namespace
 
-/* The table itself: one zero byte per slot, in the unit's assembly. */
+/*
+ * The table itself: one zero byte per slot, in the unit's assembly, under the
+ * decl's assembler name (LTO may have given the local symbol a unique one).
+ */
 static void emit_pads_table(void *gcc_data, void *user_data)
 {
+	const char *name;
+
 	if (!n_slots || !asm_out_file)
 		return;
+	name = IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(pads_decl));
 	fprintf(asm_out_file,
-		"\t.pushsection\t" PADS_SECTION ",\"aw\",@progbits\n"
-		"\t.type\t" PADS_SYMBOL ", @object\n"
-		"\t.size\t" PADS_SYMBOL ", %u\n" PADS_SYMBOL ":\n"
+		"\t.pushsection\t" STACK_PADS_SECTION ",\"aw\",@progbits\n"
+		"\t.type\t%s, @object\n"
+		"\t.size\t%s, %u\n"
+		"%s:\n"
 		"\t.zero\t%u\n"
 		"\t.popsection\n",
-		n_slots, n_slots);
+		name, name, n_slots, name, n_slots);
 }
 
 int plugin_init(struct plugin_name_args *info, struct plugin_gcc_version *version)

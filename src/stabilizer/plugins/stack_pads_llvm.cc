@@ -26,6 +26,8 @@
 #include "llvm/Passes/PassPlugin.h"
 #include "llvm/Transforms/Utils/ModuleUtils.h"
 
+#include "stabilizer/runtime/stack_pads.h"
+
 #include <vector>
 
 using namespace llvm;
@@ -33,16 +35,11 @@ using namespace llvm;
 namespace
 {
 
-/* Must match runtime/stack.c and cc/stub.c. */
-const char pads_section[] = "lever_stack_pads";
-const char pads_symbol[] = "__lever_stack_pads";
-const unsigned pad_unit_shift = 4; /* pads are in units of 16 bytes */
-
 bool has_musttail_call(const Function &fn)
 {
 	for (const BasicBlock &bb : fn)
-		if (const CallInst *call = bb.getTerminatingMustTailCall())
-			return call != nullptr;
+		if (bb.getTerminatingMustTailCall())
+			return true;
 	return false;
 }
 
@@ -72,7 +69,7 @@ void insert_pad(Function &fn, GlobalVariable *table, unsigned slot)
 
 	Value *addr = b.CreateConstInBoundsGEP2_64(table->getValueType(), table, 0, slot);
 	Value *pad = b.CreateLoad(i8, addr, "lever.pad");
-	Value *size = b.CreateShl(b.CreateZExt(pad, i64), pad_unit_shift, "lever.pad.bytes");
+	Value *size = b.CreateShl(b.CreateZExt(pad, i64), STACK_PAD_UNIT_SHIFT, "lever.pad.bytes");
 	AllocaInst *area = b.CreateAlloca(i8, size, "lever.pad.area");
 	area->setAlignment(Align(16));
 
@@ -92,8 +89,8 @@ struct StackPadPass : PassInfoMixin<StackPadPass> {
 
 		ArrayType *type = ArrayType::get(Type::getInt8Ty(mod.getContext()), fns.size());
 		auto *table = new GlobalVariable(mod, type, false, GlobalValue::InternalLinkage,
-						 Constant::getNullValue(type), pads_symbol);
-		table->setSection(pads_section);
+						 Constant::getNullValue(type), STACK_PADS_SYMBOL);
+		table->setSection(STACK_PADS_SECTION);
 		table->setAlignment(Align(1));
 		appendToCompilerUsed(mod, {table});
 
