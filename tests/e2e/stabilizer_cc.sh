@@ -42,6 +42,11 @@ if [ "$("$LEVER_CC" --version)" = "$(cc --version)" ]; then
 else
 	fail "lever-cc --version differs from cc --version"
 fi
+if [ "$("$LEVER_CC" -v 2>&1)" = "$(cc -v 2>&1)" ] && [ "$("$LEVER_CXX" -dumpmachine)" = "$(c++ -dumpmachine)" ]; then
+	pass "-v and -dumpmachine are the compiler's"
+else
+	fail "lever-cc -v or lever-c++ -dumpmachine differ from the compiler's"
+fi
 printf '#define X 42\nint f(void) { return X; }\n' >"$WORK/pp.c"
 if cmp -s <("$LEVER_CC" -E "$WORK/pp.c") <(cc -E "$WORK/pp.c") &&
 	cmp -s <("$LEVER_CC" -M "$WORK/pp.c") <(cc -M "$WORK/pp.c") &&

@@ -6,6 +6,7 @@
  * compiled to a temporary object (so that its function sections can be read),
  * the objects are shuffled, and the link gets a random section order.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -344,19 +345,20 @@ static int make_tmpdir(struct plan *p)
 	return 0;
 }
 
-static void remove_tmpdir(struct plan *p, size_t n_files, const char *const *extra)
+/* Remove the temporary directory and what the steps left in it (objects, .d files). */
+static void remove_tmpdir(struct plan *p)
 {
-	char path[4200];
+	DIR *dir;
+	struct dirent *e;
 
 	if (!p->tmpdir[0])
 		return;
-	for (size_t i = 0; i < n_files; i++) {
-		snprintf(path, sizeof(path), "%s/%zu.o", p->tmpdir, i);
-		unlink(path);
-	}
-	for (size_t i = 0; extra[i]; i++) {
-		snprintf(path, sizeof(path), "%s/%s", p->tmpdir, extra[i]);
-		unlink(path);
+	dir = opendir(p->tmpdir);
+	if (dir) {
+		while ((e = readdir(dir)) != NULL)
+			if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+				unlinkat(dirfd(dir), e->d_name, 0);
+		closedir(dir);
 	}
 	rmdir(p->tmpdir);
 }
@@ -578,7 +580,6 @@ static int push_link_arguments(struct command *c, const struct plan *p)
 
 static int run_randomized_link(struct plan *p)
 {
-	static const char *const extra_files[] = {"order.ld", "order.txt", "args.rsp", NULL};
 	const struct cc_options *opts = &p->settings->opts;
 	struct cc_args *args = p->args;
 	uint64_t seed = opts->link_seed_given ? opts->link_seed : fresh_seed();
@@ -617,7 +618,7 @@ static int run_randomized_link(struct plan *p)
 		free(order);
 		command_free(&c);
 	}
-	remove_tmpdir(p, n_compiled, extra_files);
+	remove_tmpdir(p);
 	return rc;
 }
 
