@@ -159,6 +159,29 @@ for compiler in gcc clang; do
 	done
 done
 
+# --- shared objects: linked, and opened/closed with dlopen ------------------
+d=$WORK/dso
+mkdir -p "$d"
+if "$LEVER_CC" -O2 -fPIC -shared "$PROGS/dso_lib.c" -o "$d/libdso_lib.so" &&
+	"$LEVER_CC" -O2 "$PROGS/dso_main.c" -L"$d" -ldso_lib -Wl,-rpath,"$d" -o "$d/linked" &&
+	"$LEVER_CC" -O2 -DOPEN_AT_RUN_TIME "$PROGS/dso_main.c" -o "$d/opener"; then
+	l0=$("$d/linked")
+	l1=$(padded 1 "$d/linked")
+	l2=$(padded 2 "$d/linked")
+	o0=$("$d/opener" dlopen "$d/libdso_lib.so")
+	o1=$(timeout 60 env LD_PRELOAD=$SHIM LEVER_STABILIZE_STACK=1 LEVER_STABILIZE_SEED=1 \
+		LEVER_STABILIZE_INTERVAL_NS=1000000 "$d/opener" dlopen "$d/libdso_lib.so")
+	rc=$?
+	echo "  shared object: linked $l0 / seed 1 $l1 / seed 2 $l2; dlopen'ed $o0 / seed 1 $o1"
+	if [ "$l1" = "$l2" ] || [ "$l1" = "$l0" ] || [ "$o1" = "$o0" ] || [ $rc -ne 0 ]; then
+		fail "shared objects: pads do not move their frames, or dlclose under the runtime failed"
+	else
+		pass "shared objects (linked and dlopen'ed/dlclose'd) are padded"
+	fi
+else
+	fail "shared object build"
+fi
+
 # --- LTO: GCC runs the plugin at link time, clang before writing bitcode ----
 for compiler in gcc clang; do
 	d=$WORK/lto-$compiler
