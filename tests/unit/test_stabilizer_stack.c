@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -84,11 +86,30 @@ static void seed_decides_the_pads(void **state)
 	assert_memory_not_equal(a, early, SLOTS);
 }
 
+/* A child of fork (after several starts) can still register and redraw. */
+static void fork_keeps_the_registry_usable(void **state)
+{
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		static unsigned char child_table[64];
+
+		lever_stack_pads_register(child_table, sizeof(child_table));
+		stack_pads_rerandomize();
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(pads_follow_the_runtime),
 	    cmocka_unit_test(seed_decides_the_pads),
+	    cmocka_unit_test(fork_keeps_the_registry_usable),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

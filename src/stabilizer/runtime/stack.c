@@ -41,6 +41,7 @@ static struct pad_table tables[MAX_PAD_TABLES];
 static unsigned n_tables;
 static bool padding; /* started: registered tables get random pads */
 static bool table_limit_reported;
+static bool fork_handlers_installed;
 static struct rng pad_rng;
 
 /* Relaxed byte stores: other threads read the slots while we redraw them. */
@@ -151,7 +152,9 @@ int stack_pads_start(void)
 	for (unsigned i = 0; i < n_tables; i++)
 		slots += tables[i].count;
 	pthread_mutex_unlock(&tables_lock);
-	pthread_atfork(lock_for_fork, unlock_after_fork, unlock_after_fork);
+	if (!fork_handlers_installed)
+		pthread_atfork(lock_for_fork, unlock_after_fork, unlock_after_fork);
+	fork_handlers_installed = true;
 	if (stabilizer_cfg.verbose)
 		fd_printf(2,
 			  "lever stabilize: stack pads 0..%d bytes per frame; %u module(s), "
