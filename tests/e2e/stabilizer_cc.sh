@@ -178,6 +178,14 @@ if "$LEVER_CC" -O2 -fPIC -shared "$PROGS/dso_lib.c" -o "$d/libdso_lib.so" &&
 	else
 		pass "shared objects (linked and dlopen'ed/dlclose'd) are padded"
 	fi
+	# A randomized link of a shared object: its functions in their own order.
+	if "$LEVER_CC" --randomize-link=3 -O2 -fPIC -shared "$PROGS/dso_lib.c" "$PROGS/link_a.c" \
+		-o "$d/libdso_lib.so" && [ "$("$d/linked")" = "$l0" ] &&
+		readelf -SW "$d/libdso_lib.so" >"$d/sections" && grep -q '\.text\.lever_random' "$d/sections"; then
+		pass "--randomize-link of a shared object"
+	else
+		fail "--randomize-link of a shared object"
+	fi
 else
 	fail "shared object build"
 fi
