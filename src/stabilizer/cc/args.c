@@ -193,11 +193,6 @@ static struct cc_arg *push_arg(struct cc_args *args, const char *text)
 	return a;
 }
 
-bool cc_args_append(struct cc_args *args, const char *text)
-{
-	return push_arg(args, text) != NULL;
-}
-
 void cc_args_free(struct cc_args *args)
 {
 	for (size_t i = 0; i < args->n; i++)

@@ -104,8 +104,6 @@ struct cc_options {
 int cc_args_parse(struct cc_args *args, int argc, char **argv, struct cc_options *opts, char *err,
 		  size_t err_size);
 void cc_args_free(struct cc_args *args);
-/* Append a copy of text as an option; returns false when out of memory. */
-bool cc_args_append(struct cc_args *args, const char *text);
 /* Does the command link (an executable, a shared object or -r)? */
 bool cc_args_links(const struct cc_args *args);
 /* Does it run the compiler proper on a C-family source? */
