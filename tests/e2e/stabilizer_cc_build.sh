@@ -34,8 +34,9 @@ else
 fi
 # ... and with the link randomized through the environment
 make -s -C "$WORK/make" clean
-if LEVER_CC_RANDOMIZE_LINK=random make -s -C "$WORK/make" CC="$BUILD/bin/lever-cc" >"$WORK/make2.log" 2>&1 &&
-	[ "$("$WORK/make/hello")" = "$expect" ] && readelf -SW "$WORK/make/hello" | grep -q '\.text\.lever_random'; then
+if LEVER_CC_RANDOMIZE_LINK=random LEVER_CC_VERBOSE=1 make -s -C "$WORK/make" CC="$BUILD/bin/lever-cc" \
+	>"$WORK/make2.log" 2>&1 && [ "$("$WORK/make/hello")" = "$expect" ] &&
+	grep -q 'link order seed' "$WORK/make2.log" && grep -q -- '-Wl,-T,' "$WORK/make2.log"; then
 	echo "ok: make CC=lever-cc LEVER_CC_RANDOMIZE_LINK=random"
 else
 	cat "$WORK/make2.log"

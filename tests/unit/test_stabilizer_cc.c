@@ -217,9 +217,10 @@ static char *order_text(enum cc_linker linker, const struct cc_names *names)
 
 static void section_order_is_a_shuffle_per_seed(void **state)
 {
-	const char *in[] = {".text.b", ".text.a", ".text.c", ".text.a", ".text.d", ".text.e"};
+	const char *in[] = {".text.b", ".text.a",     ".text.startup.c",
+			    ".text.a", ".text.hot.d", ".text.e"};
 	char *orders[2];
-	char *script = NULL, *gold = NULL;
+	char *script = NULL, *gold = NULL, *lld = NULL;
 
 	for (int k = 0; k < 2; k++) {
 		struct cc_names names = {0};
@@ -237,18 +238,27 @@ static void section_order_is_a_shuffle_per_seed(void **state)
 		orders[k] = text;
 		if (k == 0) {
 			script = order_text(CC_LINKER_BFD, &names);
+			lld = order_text(CC_LINKER_LLD, &names);
 			gold = text;
 		}
 		cc_names_free(&names);
 	}
 	assert_string_not_equal(orders[0], orders[1]);
-	/* gold: one name a line; ld/lld: a script inserted before .text */
+	/* gold: one section a line; lld: one symbol a line; ld: a script */
 	assert_non_null(strstr(gold, ".text.a\n"));
 	assert_null(strstr(gold, "SECTIONS"));
+	assert_non_null(strstr(lld, "\na\n") ? lld : strstr(lld, "a\n"));
+	assert_null(strstr(lld, ".text"));
+	assert_non_null(strstr(lld, "c\n"));
+	assert_null(strstr(lld, "startup"));
 	assert_non_null(strstr(script, "SECTIONS"));
+	assert_non_null(strstr(script, "  .text :"));
 	assert_non_null(strstr(script, "*(.text.a)"));
+	/* the default .text's content follows, so it is left empty */
+	assert_true(strstr(script, "*(.text.a)") < strstr(script, "*(.text .stub .text.*"));
 	assert_non_null(strstr(script, "INSERT BEFORE .text;"));
 	free(script);
+	free(lld);
 	free(orders[0]);
 	free(orders[1]);
 }

@@ -138,13 +138,12 @@ int cc_collect_function_sections(const char *path, struct cc_names *names, char 
 /* Sort, remove duplicates, then shuffle with rng. */
 void cc_names_shuffle(struct cc_names *names, struct rng *rng);
 /*
- * Write the order for the linker: a GNU ld/lld script that places these
- * sections, in this order, in an output section of their own just before
- * .text (INSERT BEFORE .text), or for gold a --section-ordering-file.
+ * Write the order for the linker: for GNU ld a script that INSERTs, before
+ * the default .text, a .text holding these sections in this order and then
+ * the rest of what .text holds (so the program keeps one .text); for gold a
+ * --section-ordering-file; for lld a --symbol-ordering-file.
  */
 int cc_write_section_order(FILE *out, enum cc_linker linker, const struct cc_names *names);
-/* The name of the output section of the randomized functions (GNU ld, lld). */
-#define CC_RANDOM_TEXT_SECTION ".text.lever_random"
 
 /* --- driver.c --- */
 struct cc_settings {

@@ -505,10 +505,10 @@ static char *write_function_order(struct plan *p, struct rng *rng)
 {
 	const struct cc_args *args = p->args;
 	struct cc_names names = {0};
-	bool gold = args->linker == CC_LINKER_GOLD;
 	char path[4200];
 	char *option = NULL;
 	FILE *out;
+	int rc;
 
 	if (args->linker_script || args->linker == CC_LINKER_OTHER) {
 		fprintf(stderr,
@@ -523,7 +523,8 @@ static char *write_function_order(struct plan *p, struct rng *rng)
 		return NULL;
 	}
 	cc_names_shuffle(&names, rng);
-	snprintf(path, sizeof(path), "%s/%s", p->tmpdir, gold ? "order.txt" : "order.ld");
+	snprintf(path, sizeof(path), "%s/%s", p->tmpdir,
+		 args->linker == CC_LINKER_BFD ? "order.ld" : "order.txt");
 	out = fopen(path, "w");
 	if (!out || cc_write_section_order(out, args->linker, &names) < 0 || fclose(out) != 0) {
 		fprintf(stderr, "lever cc: cannot write %s\n", path);
@@ -531,7 +532,20 @@ static char *write_function_order(struct plan *p, struct rng *rng)
 		return NULL;
 	}
 	cc_names_free(&names);
-	if (asprintf(&option, gold ? "-Wl,--section-ordering-file,%s" : "-Wl,-T,%s", path) < 0)
+	switch (args->linker) {
+	case CC_LINKER_GOLD:
+		rc = asprintf(&option, "-Wl,--section-ordering-file,%s", path);
+		break;
+	case CC_LINKER_LLD:
+		/* Symbols of sections the link drops are not worth a warning. */
+		rc = asprintf(&option, "-Wl,--no-warn-symbol-ordering,--symbol-ordering-file,%s",
+			      path);
+		break;
+	default:
+		rc = asprintf(&option, "-Wl,-T,%s", path);
+		break;
+	}
+	if (rc < 0)
 		die_oom();
 	return option;
 }

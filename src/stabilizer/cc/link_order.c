@@ -188,17 +188,47 @@ void cc_names_shuffle(struct cc_names *names, struct rng *rng)
 	}
 }
 
-int cc_write_section_order(FILE *out, enum cc_linker linker, const struct cc_names *names)
+/* The symbol of a function section: .text.NAME, .text.startup.NAME, .text.hot.NAME. */
+static const char *section_symbol(const char *section)
 {
-	if (linker == CC_LINKER_GOLD) {
-		for (size_t i = 0; i < names->n; i++)
-			fprintf(out, "%s\n", names->v[i]);
-		return ferror(out) ? -1 : 0;
-	}
+	const char *name = section + strlen(".text.");
+
+	if (strncmp(name, "startup.", 8) == 0)
+		return name + 8;
+	if (strncmp(name, "hot.", 4) == 0)
+		return name + 4;
+	return name;
+}
+
+/*
+ * The GNU ld script: a .text of its own, before the default one, holding the
+ * named sections in order and then everything the default .text would hold,
+ * so that the default one is left empty and dropped. The program still has
+ * one .text, with every function in it.
+ */
+static void write_ld_script(FILE *out, const struct cc_names *names)
+{
 	fprintf(out, "/* lever cc --randomize-link: functions in a random order */\n"
-		     "SECTIONS\n{\n  " CC_RANDOM_TEXT_SECTION " :\n  {\n");
+		     "SECTIONS\n{\n  .text :\n  {\n");
 	for (size_t i = 0; i < names->n; i++)
 		fprintf(out, "    *(%s)\n", names->v[i]);
-	fprintf(out, "  }\n}\nINSERT BEFORE .text;\n");
+	fprintf(out, "    /* the rest, as in ld's default script */\n"
+		     "    *(.text.unlikely .text.*_unlikely .text.unlikely.*)\n"
+		     "    *(.text.exit .text.exit.*)\n"
+		     "    *(.text.startup .text.startup.*)\n"
+		     "    *(.text.hot .text.hot.*)\n"
+		     "    *(SORT(.text.sorted.*))\n"
+		     "    *(.text .stub .text.* .gnu.linkonce.t.*)\n"
+		     "    *(.gnu.warning)\n"
+		     "  }\n}\nINSERT BEFORE .text;\n");
+}
+
+int cc_write_section_order(FILE *out, enum cc_linker linker, const struct cc_names *names)
+{
+	if (linker == CC_LINKER_BFD)
+		write_ld_script(out, names);
+	for (size_t i = 0; linker != CC_LINKER_BFD && i < names->n; i++)
+		fprintf(out, "%s\n",
+			linker == CC_LINKER_LLD ? section_symbol(names->v[i]) : names->v[i]);
 	return ferror(out) ? -1 : 0;
 }
