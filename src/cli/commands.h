@@ -15,7 +15,9 @@
 	X("compare", cmd_compare, "is B faster than A? commands, sample files or a suite")         \
 	X("stabilize", cmd_stabilize,                                                              \
 	  "run a program with its memory layout randomized (Stabilizer)")                          \
-	X("stats", cmd_stats, "descriptive statistics and normality of samples in files")
+	X("stats", cmd_stats, "descriptive statistics and normality of samples in files")          \
+	X("cc", cmd_cc, "C compiler for Stabilizer: stack pads, relocatable code, random link")    \
+	X("c++", cmd_cxx, "C++ compiler for Stabilizer (as lever cc)")
 
 #define DECLARE_COMMAND(name, fn, summary) int fn(int argc, char **argv);
 LEVER_COMMANDS(DECLARE_COMMAND)

@@ -113,11 +113,30 @@ const char *lever_runtime_dir(void)
 	return dir;
 }
 
+/*
+ * Called as lever-cc or lever-c++ (symlinks to lever, for CC=/CXX= in build
+ * systems): the command that name stands for, or NULL.
+ */
+static int (*command_for_program_name(const char *argv0))(int argc, char **argv)
+{
+	const char *base = strrchr(argv0, '/');
+
+	base = base ? base + 1 : argv0;
+	if (strcmp(base, "lever-cc") == 0)
+		return cmd_cc;
+	if (strcmp(base, "lever-c++") == 0)
+		return cmd_cxx;
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	const struct command *cmd;
 	const char *name;
+	int (*as_named)(int argc, char **argv) = command_for_program_name(argv[0]);
 
+	if (as_named)
+		return as_named(argc, argv);
 	if (argc < 2) {
 		print_usage(stderr);
 		return 2;
