@@ -19,11 +19,13 @@
 #     -gno-variable-location-views, the only DWARF Coz 0.2.2 reads), both with
 #     frame pointers, both including Debian's /usr/include/coz.h;
 #  2. the TRUE effect: the program run at --scale 1-s for each line speedup s
-#     (levels interleaved, repeated; median); program speedup = 1 - T_s/T_0
-#     (throughput) or (W_0 - W_s)/W_0 (mean latency the program measures);
+#     (repeated; median); program speedup = 1 - T_s/T_0 (throughput) or
+#     (W_0 - W_s)/W_0 (mean latency the program measures);
 #  3. lever causal and coz run, both with --fixed-line on the chosen line and
-#     --fixed-speedup at each level, runs alternating between the tools and
-#     cycling through the levels; each tool's runs append to one profile;
+#     --fixed-speedup at each level; each tool's runs append to one profile.
+#     Steps 2 and 3 are interleaved: in each of CYCLES cycles through the
+#     levels (order rotated per cycle), each level gets its truth runs, one
+#     lever run and one Coz run;
 #  4. predictions from `lever causal report --json` for BOTH profiles (lever
 #     reads Coz's format), or, while that option does not exist, from
 #     analyze.py's own computation of the same numbers (spec coz.md §10);
@@ -87,11 +89,12 @@ done <<<"$table"
 field() { grep "^$1|" <<<"$table" | cut -d'|' -f"$2"; }
 
 if [ $quick = 1 ]; then
-	levels=(0 50 100) truth_reps=3 truth_s=0.4 profile_s=2 cycles=1 ovh_reps=1 ovh_s=1.5
+	levels=(0 50 100) truth_per_cycle=3 truth_s=0.4 profile_s=2 cycles=1 ovh_reps=1 ovh_s=1.5
 else
-	levels=(0 25 50 75 100) truth_reps=${TRUTH_REPS:-5} truth_s=${TRUTH_S:-2.5}
-	profile_s=${PROFILE_S:-4} cycles=${CYCLES:-2} ovh_reps=${OVH_REPS:-3} ovh_s=${OVH_S:-4}
+	levels=(0 25 50 75 100) truth_per_cycle=${TRUTH_PER_CYCLE:-2} truth_s=${TRUTH_S:-2}
+	profile_s=${PROFILE_S:-3} cycles=${CYCLES:-3} ovh_reps=${OVH_REPS:-3} ovh_s=${OVH_S:-3}
 fi
+truth_reps=$((truth_per_cycle * cycles))
 data=$work/data
 rm -rf "$data"
 mkdir -p "$data" "$work/lever" "$work/coz"
@@ -144,16 +147,17 @@ accuracy() { # PROG
 	rounds_p=$(calibrate "$p" "$(field "$p" 4)" "$profile_s")
 	echo "== $p: chosen line $p.c:$line, $kind point '$point'; truth runs of $rounds_t rounds, profile runs of $rounds_p"
 	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$p" "$kind" "$point" "$p.c:$line" "$rounds_t" "$rounds_p" >>"$data/programs.tsv"
-	for ((rep = 0; rep < truth_reps; rep++)); do
-		for lvl in $(rotated $rep); do
-			scale=$(awk -v l="$lvl" 'BEGIN { printf "%g", 1 - l / 100 }')
-			o=$("$work/lever/$p" --rounds "$rounds_t" --scale "$scale")
-			v=$(value_of "$kind" "$o")
-			printf '%s\t%s\t%s\t%s\n' "$p" "$lvl" "$rep" "$v" >>"$data/truth.tsv"
-		done
-	done
+	# Truth runs and both tools' profile runs are interleaved in time, level by
+	# level and cycle by cycle, so that the machine's drifting load (it is
+	# shared) falls alike on what is measured and on what is predicted.
 	for ((c = 0; c < cycles; c++)); do
 		for lvl in $(rotated $c); do
+			scale=$(awk -v l="$lvl" 'BEGIN { printf "%g", 1 - l / 100 }')
+			for ((k = 0; k < truth_per_cycle; k++)); do
+				o=$("$work/lever/$p" --rounds "$rounds_t" --scale "$scale")
+				v=$(value_of "$kind" "$o")
+				printf '%s\t%s\t%s\t%s\n' "$p" "$lvl" "$c.$k" "$v" >>"$data/truth.tsv"
+			done
 			"$lever" causal -o "$data/$p.lever.coz" --fixed-line "$p.c:$line" --fixed-speedup "$lvl" \
 				-- "$work/lever/$p" --rounds "$rounds_p" >>"$data/$p.lever.out" 2>&1 ||
 				echo "lever causal failed on $p at $lvl% (see $data/$p.lever.out)" >&2
