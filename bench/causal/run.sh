@@ -91,8 +91,8 @@ field() { grep "^$1|" <<<"$table" | cut -d'|' -f"$2"; }
 if [ $quick = 1 ]; then
 	levels=(0 50 100) truth_per_cycle=3 truth_s=0.4 profile_s=2 cycles=1 ovh_reps=1 ovh_s=1.5
 else
-	levels=(0 25 50 75 100) truth_per_cycle=${TRUTH_PER_CYCLE:-2} truth_s=${TRUTH_S:-2}
-	profile_s=${PROFILE_S:-3} cycles=${CYCLES:-3} ovh_reps=${OVH_REPS:-3} ovh_s=${OVH_S:-3}
+	levels=(0 25 50 75 100) truth_per_cycle=${TRUTH_PER_CYCLE:-1} truth_s=${TRUTH_S:-1.5}
+	profile_s=${PROFILE_S:-2} cycles=${CYCLES:-6} ovh_reps=${OVH_REPS:-3} ovh_s=${OVH_S:-2.5}
 fi
 truth_reps=$((truth_per_cycle * cycles))
 data=$work/data
