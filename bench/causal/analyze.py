@@ -170,6 +170,15 @@ def fmt_pct(x, signed=True):
     return ("%+.1f" if signed else "%.1f") % (100 * x)
 
 
+def truth_ci(runs0, runs_s, rng, n=500):
+    """95% bootstrap interval of 1 - median(runs_s) / median(runs0)."""
+    if len(runs0) < 2 or len(runs_s) < 2:
+        return None
+    vals = sorted(1 - statistics.median(rng.choices(runs_s, k=len(runs_s))) /
+                  statistics.median(rng.choices(runs0, k=len(runs0))) for _ in range(n))
+    return [vals[int(0.025 * (n - 1))], vals[int(0.975 * (n - 1))]]
+
+
 def accuracy_tables(data, out):
     progs = read_tsv(os.path.join(data, "programs.tsv"))
     truth = {}
@@ -177,6 +186,7 @@ def accuracy_tables(data, out):
         if v:
             truth.setdefault(p, {}).setdefault(int(lvl), []).append(float(v))
     summary = []
+    rng = random.Random(2)
     for p, kind, point, line, rounds_t, rounds_p in progs:
         med = {l: statistics.median(v) for l, v in truth.get(p, {}).items()}
         base = med.get(0)
@@ -191,13 +201,17 @@ def accuracy_tables(data, out):
                             line, point)
             preds[tool] = {round(x["line_speedup"] * 100): x for x in (s or {}).get("points", [])}
             checks[tool] = {round(x["line_speedup"] * 100): x for x in (c or {}).get("points", [])}
-        out.append("| line speedup | true (median) | lever | lever 95% CI | lever exps | "
-                   "lever err | Coz | Coz 95% CI | Coz exps | Coz err |")
-        out.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        out.append("| line speedup | true (median) | true 95% CI | lever | lever 95% CI | "
+                   "lever exps | lever err | Coz | Coz 95% CI | Coz exps | Coz err |")
+        out.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         errs = {"lever": [], "coz": []}
-        cross = []
+        cross, widths = [], []
         for lvl in sorted(med):
-            row = ["%d%%" % lvl, fmt_pct(true_sp.get(lvl))]
+            tci = truth_ci(truth[p][0], truth[p][lvl], rng) if lvl and base else None
+            if tci:
+                widths.append((tci[1] - tci[0]) / 2)
+            row = ["%d%%" % lvl, fmt_pct(true_sp.get(lvl)),
+                   "[%s, %s]" % (fmt_pct(tci[0]), fmt_pct(tci[1])) if tci else ""]
             for tool in ("lever", "coz"):
                 x = preds[tool].get(lvl)
                 if x is None:
@@ -220,7 +234,8 @@ def accuracy_tables(data, out):
             fmt_pct(mae["lever"], False), fmt_pct(mae["coz"], False),
             "; report vs analyze.py cross-check: max difference %.2f points" % (100 * max(cross))
             if cross else ""))
-        summary.append((p, kind, mae["lever"], mae["coz"], len(errs["lever"]), len(errs["coz"])))
+        noise = sum(widths) / len(widths) if widths else None
+        summary.append((p, kind, mae["lever"], mae["coz"], noise))
     return summary
 
 
@@ -306,13 +321,18 @@ def tables(data):
         out.append("Mean absolute error of the predicted program speedup, in percentage points, "
                    "over the line speedups > 0 (goal: lever ≤ 2 and below Coz):")
         out.append("")
-        out.append("| program | kind | lever MAE | Coz MAE | lever ≤ 2 | lever < Coz |")
-        out.append("|---|---|---:|---:|---|---|")
-        for p, kind, ml, mc, _, _ in summary:
+        out.append("| program | kind | lever MAE | Coz MAE | truth noise | lever ≤ 2 | "
+                   "lever < Coz |")
+        out.append("|---|---|---:|---:|---:|---|---|")
+        for p, kind, ml, mc, noise in summary:
             ok2 = "yes" if ml is not None and ml <= 0.02 else "no"
             okc = ("yes" if ml is not None and (mc is None or ml < mc) else "no")
-            out.append("| %s | %s | %s | %s | %s | %s |" % (p, kind, fmt_pct(ml, False),
-                                                          fmt_pct(mc, False), ok2, okc))
+            out.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+                p, kind, fmt_pct(ml, False), fmt_pct(mc, False), fmt_pct(noise, False), ok2, okc))
+        out.append("")
+        out.append("Truth noise: mean half-width of the 95% bootstrap interval of the true "
+                   "speedups (levels > 0); an error below it cannot be told from the "
+                   "measurement's own scatter.")
         out.append("")
         out += body
     out.append("## Overhead")

@@ -67,7 +67,7 @@ for p in critical_path library; do
 	for lvl in 0 50 100; do
 		awk -v p="### $p " -v l="| $lvl% |" 'index($0, p) == 1 { on = 1; next }
 			/^### / { on = 0 } on && index($0, l) == 1 { print }' "$report" |
-			grep -qE "^\| $lvl% \| [+-][0-9.]+ \| [+-][0-9.]+ \|" &&
+			grep -qE "^\| $lvl% \| [+-][0-9.]+ \| [^|]* \| [+-][0-9.]+ \|" &&
 			ok "$p: level $lvl% has truth and lever prediction" ||
 			fail "$p: level $lvl% lacks truth or lever prediction"
 	done
