@@ -32,6 +32,7 @@ struct exit_record {
 	uint64_t local, epoch, ns;
 };
 static struct exit_record exit_records[LEVER_MAX_THREADS];
+static _Atomic size_t slots_used_high; /* slots below this one have been used */
 
 struct thread_state *thread_self(void)
 {
@@ -83,6 +84,11 @@ struct thread_state *thread_register(uint64_t parent_local, uint64_t parent_epoc
 		if (atomic_load_explicit(&thread_table[i].used, memory_order_relaxed))
 			continue;
 		if (atomic_compare_exchange_strong(&thread_table[i].used, &expected, 1)) {
+			size_t high = atomic_load(&slots_used_high);
+
+			while (high < i + 1 &&
+			       !atomic_compare_exchange_weak(&slots_used_high, &high, i + 1))
+				;
 			t = &thread_table[i];
 			break;
 		}
@@ -141,9 +147,10 @@ static void record_exit(struct thread_state *t)
 /* The latest exit of th (a pthread_t is reused once its thread is joined). */
 bool threads_exit_record(pthread_t th, uint64_t *local, uint64_t *epoch, uint64_t *exit_ns)
 {
+	size_t n = atomic_load(&slots_used_high);
 	bool found = false;
 
-	for (size_t i = 0; i < LEVER_MAX_THREADS; i++) {
+	for (size_t i = 0; i < n; i++) {
 		struct exit_record *x = &exit_records[i];
 		uint64_t seq = atomic_load_explicit(&x->seq, memory_order_acquire);
 		uint64_t l, e, ns;
