@@ -179,6 +179,15 @@ def truth_ci(runs0, runs_s, rng, n=500):
     return [vals[int(0.025 * (n - 1))], vals[int(0.975 * (n - 1))]]
 
 
+def load_note(data, prog):
+    marks = {r[1]: r[2:] for r in read_tsv(os.path.join(data, "load.tsv")) if r[0] == prog}
+    if "start" not in marks or "end" not in marks:
+        return ""
+    return (" Machine load (1-min average) %s at the start, %s at the end; CPU pressure "
+            "(PSI some, avg60) %s%% → %s%%." % (marks["start"][0], marks["end"][0],
+                                                 marks["start"][1], marks["end"][1]))
+
+
 def accuracy_tables(data, out):
     progs = read_tsv(os.path.join(data, "programs.tsv"))
     truth = {}
@@ -187,24 +196,28 @@ def accuracy_tables(data, out):
             truth.setdefault(p, {}).setdefault(int(lvl), []).append(float(v))
     summary = []
     rng = random.Random(2)
+    tools = ["lever", "coz"]
+    if any(os.path.exists(os.path.join(data, "%s.lever2.json" % r[0])) for r in progs):
+        tools.append("lever2")
+    names = {"lever": "lever", "coz": "Coz", "lever2": "lever2"}
     for p, kind, point, line, rounds_t, rounds_p in progs:
         med = {l: statistics.median(v) for l, v in truth.get(p, {}).items()}
         base = med.get(0)
         true_sp = {l: (1 - m / base) for l, m in med.items()} if base else {}
         out.append("### %s (`%s`, %s point `%s`)\n" % (p, line, kind, point))
-        out.append("Truth: %d runs of %s rounds per level; profiles: runs of %s rounds.\n"
-                   % (len(truth.get(p, {}).get(0, [])), rounds_t, rounds_p))
+        out.append("Truth: %d runs of %s rounds per level; profiles: runs of %s rounds.%s\n"
+                   % (len(truth.get(p, {}).get(0, [])), rounds_t, rounds_p, load_note(data, p)))
         preds, checks, nexp = {}, {}, {}
-        for tool in ("lever", "coz"):
+        for tool in tools:
             s = find_series(load_json(os.path.join(data, "%s.%s.json" % (p, tool))), line, point)
             c = find_series(load_json(os.path.join(data, "%s.%s.check.json" % (p, tool))),
                             line, point)
             preds[tool] = {round(x["line_speedup"] * 100): x for x in (s or {}).get("points", [])}
             checks[tool] = {round(x["line_speedup"] * 100): x for x in (c or {}).get("points", [])}
-        out.append("| line speedup | true (median) | true 95% CI | lever | lever 95% CI | "
-                   "lever exps | lever err | Coz | Coz 95% CI | Coz exps | Coz err |")
-        out.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-        errs = {"lever": [], "coz": []}
+        out.append("| line speedup | true (median) | true 95% CI | " + " | ".join(
+            "%s | %s 95%% CI | %s exps | %s err" % ((names[t],) * 4) for t in tools) + " |")
+        out.append("|---:|---:|---:|" + "---:|---:|---:|---:|" * len(tools))
+        errs = {t: [] for t in tools}
         cross, widths = [], []
         for lvl in sorted(med):
             tci = truth_ci(truth[p][0], truth[p][lvl], rng) if lvl and base else None
@@ -212,7 +225,7 @@ def accuracy_tables(data, out):
                 widths.append((tci[1] - tci[0]) / 2)
             row = ["%d%%" % lvl, fmt_pct(true_sp.get(lvl)),
                    "[%s, %s]" % (fmt_pct(tci[0]), fmt_pct(tci[1])) if tci else ""]
-            for tool in ("lever", "coz"):
+            for tool in tools:
                 x = preds[tool].get(lvl)
                 if x is None:
                     row += ["–", "", "0" if lvl not in checks[tool] else "?", "–"]
@@ -230,13 +243,13 @@ def accuracy_tables(data, out):
             out.append("| " + " | ".join(row) + " |")
         mae = {t: (sum(e) / len(e) if e else None) for t, e in errs.items()}
         out.append("")
-        out.append("MAE (points, levels > 0): lever %s, Coz %s%s\n" % (
-            fmt_pct(mae["lever"], False), fmt_pct(mae["coz"], False),
+        out.append("MAE (points, levels > 0): %s%s\n" % (
+            ", ".join("%s %s" % (names[t], fmt_pct(mae[t], False)) for t in tools),
             "; report vs analyze.py cross-check: max difference %.2f points" % (100 * max(cross))
             if cross else ""))
         noise = sum(widths) / len(widths) if widths else None
-        summary.append((p, kind, mae["lever"], mae["coz"], noise))
-    return summary
+        summary.append((p, kind, mae["lever"], mae["coz"], noise, mae.get("lever2")))
+    return summary, "lever2" in tools
 
 
 def overhead_tables(data, out):
@@ -294,8 +307,8 @@ def tables(data):
     out.append("")
     out.append("## Machine")
     out.append("")
-    for k in ("cpu", "kernel", "os", "gcc", "coz", "lever", "load", "predictions"):
-        if k in meta:
+    for k in ("cpu", "kernel", "os", "gcc", "coz", "lever", "lever2", "load", "predictions"):
+        if meta.get(k):
             out.append("- %s: %s" % (k, meta[k]))
     out.append("- the machine is shared with other engineers' builds and tests: figures were taken "
                "on a loaded machine, and the 2 vCPUs share one physical core")
@@ -316,19 +329,20 @@ def tables(data):
     out.append("## Accuracy")
     out.append("")
     body = []
-    summary = accuracy_tables(data, body)
+    summary, has2 = accuracy_tables(data, body)
     if summary:
         out.append("Mean absolute error of the predicted program speedup, in percentage points, "
                    "over the line speedups > 0 (goal: lever ≤ 2 and below Coz):")
         out.append("")
         out.append("| program | kind | lever MAE | Coz MAE | truth noise | lever ≤ 2 | "
-                   "lever < Coz |")
-        out.append("|---|---|---:|---:|---:|---|---|")
-        for p, kind, ml, mc, noise in summary:
+                   "lever < Coz |" + (" lever2 MAE |" if has2 else ""))
+        out.append("|---|---|---:|---:|---:|---|---|" + ("---:|" if has2 else ""))
+        for p, kind, ml, mc, noise, m2 in summary:
             ok2 = "yes" if ml is not None and ml <= 0.02 else "no"
             okc = ("yes" if ml is not None and (mc is None or ml < mc) else "no")
-            out.append("| %s | %s | %s | %s | %s | %s | %s |" % (
-                p, kind, fmt_pct(ml, False), fmt_pct(mc, False), fmt_pct(noise, False), ok2, okc))
+            out.append("| %s | %s | %s | %s | %s | %s | %s |%s" % (
+                p, kind, fmt_pct(ml, False), fmt_pct(mc, False), fmt_pct(noise, False), ok2, okc,
+                " %s |" % fmt_pct(m2, False) if has2 else ""))
         out.append("")
         out.append("Truth noise: mean half-width of the 95% bootstrap interval of the true "
                    "speedups (levels > 0); an error below it cannot be told from the "

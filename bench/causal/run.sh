@@ -4,7 +4,7 @@
 # bench/causal: accuracy and overhead of `lever causal`, side by side with Coz
 # (Debian's coz-profiler 0.2.2), on the programs in bench/causal/programs.
 #
-#   bench/causal/run.sh [--quick] [-p PROGRAMS] [-o OUT.md] [-w WORKDIR] BUILD
+#   bench/causal/run.sh [--quick] [-p PROGRAMS] [-o OUT.md] [-w WORKDIR] [-b BUILD2] BUILD
 #
 # BUILD        lever build directory (BUILD/bin/lever, BUILD/lib/lever/)
 # --quick      CI-sized smoke run (seconds per program): 3 speedup levels,
@@ -12,6 +12,8 @@
 # -p LIST      programs, comma-separated (default: all seven)
 # -o OUT       the report (default bench/results/causal.md; --quick: WORKDIR/causal.md)
 # -w WORKDIR   binaries, profiles and raw data (default BUILD/bench-causal)
+# -b BUILD2    also profile with a second lever build, in the same cycles
+#              (before/after comparisons of the runtime; reported as lever2)
 # --no-overhead / --no-accuracy   skip one half
 #
 # Accuracy, per program:
@@ -39,14 +41,15 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-quick=0 out="" work="" only="" do_acc=1 do_ovh=1
-usage() { sed -n '4,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+quick=0 out="" work="" only="" do_acc=1 do_ovh=1 build2=""
+usage() { sed -n '4,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1 ;;
 	-p) only=$2; shift ;;
 	-o) out=$2; shift ;;
 	-w) work=$2; shift ;;
+	-b) build2=$(cd "$2" && pwd); shift ;;
 	--no-overhead) do_ovh=0 ;;
 	--no-accuracy) do_acc=0 ;;
 	-h | --help) usage ;;
@@ -59,6 +62,8 @@ done
 build=$(cd "$1" && pwd)
 lever=$build/bin/lever
 [ -x "$lever" ] || { echo "run.sh: $lever is missing; build lever first" >&2; exit 1; }
+lever2=${build2:+$build2/bin/lever}
+[ -z "$lever2" ] || [ -x "$lever2" ] || { echo "run.sh: $lever2 is missing" >&2; exit 1; }
 for tool in coz gcc python3; do
 	command -v $tool >/dev/null || {
 		echo "run.sh: $tool is missing (scripts/install-deps.sh --bench)" >&2
@@ -91,7 +96,7 @@ field() { grep "^$1|" <<<"$table" | cut -d'|' -f"$2"; }
 if [ $quick = 1 ]; then
 	levels=(0 50 100) truth_per_cycle=3 truth_s=0.4 profile_s=2 cycles=1 ovh_reps=1 ovh_s=1.5
 else
-	levels=(0 25 50 75 100) truth_per_cycle=${TRUTH_PER_CYCLE:-1} truth_s=${TRUTH_S:-1.5}
+	levels=(0 25 50 75 100) truth_per_cycle=${TRUTH_PER_CYCLE:-3} truth_s=${TRUTH_S:-0.5}
 	profile_s=${PROFILE_S:-2} cycles=${CYCLES:-6} ovh_reps=${OVH_REPS:-3} ovh_s=${OVH_S:-2.5}
 fi
 truth_reps=$((truth_per_cycle * cycles))
@@ -139,6 +144,14 @@ rotated() { # REP
 	for ((i = 0; i < n; i++)); do printf '%s ' "${levels[$(((i + $1) % n))]}"; done
 }
 
+# The machine's load: 1-minute load average and CPU pressure (PSI "some",
+# 60 s average: the share of time some runnable task waited for a CPU).
+load_mark() { # PROG start|end
+	local psi
+	psi=$(sed -n 's/^some avg10=[0-9.]* avg60=\([0-9.]*\).*/\1/p' /proc/pressure/cpu 2>/dev/null || true)
+	printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$(cut -d' ' -f1 /proc/loadavg)" "${psi:--}" >>"$data/load.tsv"
+}
+
 # ---------------------------------------------------------------- accuracy
 accuracy() { # PROG
 	local p=$1 kind point line rounds_t rounds_p o v c lvl scale
@@ -147,6 +160,7 @@ accuracy() { # PROG
 	rounds_p=$(calibrate "$p" "$(field "$p" 4)" "$profile_s")
 	echo "== $p: chosen line $p.c:$line, $kind point '$point'; truth runs of $rounds_t rounds, profile runs of $rounds_p"
 	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$p" "$kind" "$point" "$p.c:$line" "$rounds_t" "$rounds_p" >>"$data/programs.tsv"
+	load_mark "$p" start
 	# Truth runs and both tools' profile runs are interleaved in time, level by
 	# level and cycle by cycle, so that the machine's drifting load (it is
 	# shared) falls alike on what is measured and on what is predicted.
@@ -164,9 +178,14 @@ accuracy() { # PROG
 			(cd "$data" && coz run --fixed-line "$here/programs/$p.c:$line" --fixed-speedup "$lvl" \
 				-o "$data/$p.coz.coz" --- "$work/coz/$p" --rounds "$rounds_p") >>"$data/$p.coz.out" 2>&1 ||
 				echo "coz run failed on $p at $lvl% (see $data/$p.coz.out)" >&2
+			[ -z "$lever2" ] ||
+				"$lever2" causal -o "$data/$p.lever2.coz" --fixed-line "$p.c:$line" --fixed-speedup "$lvl" \
+					-- "$work/lever/$p" --rounds "$rounds_p" >>"$data/$p.lever2.out" 2>&1 ||
+				echo "lever2 causal failed on $p at $lvl% (see $data/$p.lever2.out)" >&2
 		done
 	done
-	for tool in lever coz; do
+	load_mark "$p" end
+	for tool in lever coz ${lever2:+lever2}; do
 		local prof=$data/$p.$tool.coz
 		[ -f "$prof" ] || : >"$prof"
 		if [ "$json" = 1 ]; then
@@ -215,6 +234,9 @@ json=0
 "$lever" causal report --help 2>&1 | grep -q -- --json && json=1
 echo "== predictions from: $([ $json = 1 ] && echo 'lever causal report --json' || echo 'analyze.py (lever causal report has no --json yet)')"
 started=$(date -u '+%Y-%m-%d %H:%M UTC')
+lever_version=$("$lever" --version 2>/dev/null | head -n1)
+lever_version="${lever_version:-lever} (checkout $(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown))"
+lever2_version=${lever2:+$("$lever2" --version 2>/dev/null | head -n1)}
 t_start=$(now)
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 if [ $do_acc = 1 ]; then for p in "${programs[@]}"; do accuracy "$p"; done; fi
@@ -230,7 +252,8 @@ kernel	$(uname -r)
 os	$(. /etc/os-release && echo "$PRETTY_NAME")
 gcc	$(gcc --version | head -n1)
 coz	coz-profiler $(dpkg-query -W -f='${Version}' coz-profiler 2>/dev/null || echo unknown)
-lever	$(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown), $build
+lever	$lever_version, $build
+lever2	${build2:+$lever2_version, $build2}
 predictions	$([ $json = 1 ] && echo 'lever causal report --json' || echo 'bench/causal/analyze.py (no --json in lever causal report yet)')
 load	$load_before at start, $load_after at end (1/5/15-min load averages)
 levels	${levels[*]}
