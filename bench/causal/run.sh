@@ -109,7 +109,10 @@ cflags=(-O2 -Wall -fno-omit-frame-pointer -I"$here/programs")
 build_copy() { # DIR EXTRA_FLAGS...
 	local dir=$1
 	shift
-	gcc "${cflags[@]}" "$@" -fPIC -shared -o "$dir/libbenchwork.so" "$here/programs/libwork.c"
+	# a frame pointer from the first instruction on, or the frame-pointer
+	# call chain skips the in-scope caller's line (see libwork.c)
+	gcc "${cflags[@]}" -fno-shrink-wrap -fno-optimize-sibling-calls "$@" -fPIC -shared \
+		-o "$dir/libbenchwork.so" "$here/programs/libwork.c"
 	for p in "${programs[@]}"; do
 		local extra=()
 		[ "$p" = library ] && extra=(-L"$dir" -lbenchwork -Wl,-rpath,"$dir")
