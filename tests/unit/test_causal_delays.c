@@ -38,6 +38,21 @@ bool address_in_lever(const void *p)
 {
 	return false;
 }
+/* The exit of one thread, as threads.c records it. */
+static struct {
+	bool known;
+	pthread_t th;
+	uint64_t local, epoch, ns;
+} exited;
+bool threads_exit_record(pthread_t th, uint64_t *local, uint64_t *epoch, uint64_t *exit_ns)
+{
+	if (!exited.known || !pthread_equal(th, exited.th))
+		return false;
+	*local = exited.local;
+	*epoch = exited.epoch;
+	*exit_ns = exited.ns;
+	return true;
+}
 
 static void start_experiment(uint64_t delay_ns)
 {
@@ -221,6 +236,57 @@ static void child_inherits_parent_count(void **state)
 	assert_int_equal(pauses, 0);
 }
 
+/*
+ * critical_path in small: worker b paid 2 pauses and exited; then a, running
+ * the selected line, raised G to 6 and exited; main, woken by a, counts all 6
+ * as its own. b ended later in virtual time (exit - 2 d) than main now is
+ * (now - 6 d), so joining b makes main wait the difference.
+ */
+static void joiner_waits_for_virtual_exit_of_joined(void **state)
+{
+	struct thread_state a = {0}, b = {0}, main_thread = {0};
+	uint64_t d = 2 * NSEC_PER_MSEC, t0, g0;
+
+	start_experiment(d);
+	g0 = atomic_load(&rt.global);
+	delays_sync_epoch(&b);
+	delays_pre_block(&main_thread);
+	selected_samples(&a, 2);
+	delays_catch_up(&a);
+	delays_catch_up(&b); /* pays 2 pauses */
+	exited.known = true;
+	exited.th = pthread_self();
+	exited.local = b.local;
+	exited.epoch = b.epoch;
+	exited.ns = time_monotonic_ns();
+	selected_samples(&a, 4);
+	delays_catch_up(&a); /* G = 6 */
+	delays_post_block(&main_thread, true);
+	assert_int_equal(main_thread.local - g0, 6);
+
+	current = &main_thread;
+	atomic_store(&rt.enabled, 1);
+	atomic_store(&rt.inserted_delay_ns, 0);
+	t0 = time_monotonic_ns();
+	delays_join_end(pthread_self()); /* owes 4 d, minus the time since b exited */
+	assert_true(time_monotonic_ns() - t0 >= 4 * d - (t0 - exited.ns));
+	assert_true(atomic_load(&rt.inserted_delay_ns) > 0);
+	assert_int_equal(main_thread.local - g0, 6); /* a wait, not pauses */
+
+	/* joining a (exited level with main) or after the experiment: no wait */
+	atomic_store(&rt.inserted_delay_ns, 0);
+	exited.local = a.local;
+	delays_join_end(pthread_self());
+	assert_int_equal(atomic_load(&rt.inserted_delay_ns), 0);
+	exited.local = b.local;
+	exited.epoch = main_thread.epoch - 1;
+	delays_join_end(pthread_self());
+	assert_int_equal(atomic_load(&rt.inserted_delay_ns), 0);
+	exited.known = false;
+	current = NULL;
+	atomic_store(&rt.enabled, 0);
+}
+
 static void wrappers_bracket_busy(void **state)
 {
 	struct thread_state t = {0};
@@ -252,6 +318,7 @@ int main(void)
 	    cmocka_unit_test(payment_covers_pauses_added_meanwhile),
 	    cmocka_unit_test(no_debt_across_experiments),
 	    cmocka_unit_test(child_inherits_parent_count),
+	    cmocka_unit_test(joiner_waits_for_virtual_exit_of_joined),
 	    cmocka_unit_test(wrappers_bracket_busy),
 	};
 

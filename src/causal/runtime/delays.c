@@ -82,6 +82,58 @@ void delays_catch_up(struct thread_state *t)
 	}
 }
 
+/*
+ * A joiner cannot go on before the joined thread ended in virtual time. After
+ * a wake-up the joiner counts every pause added while it was blocked as its
+ * own (post_block), which is right when the thread that woke it was the last
+ * to finish; but a thread that exited earlier in real time may have ended
+ * later in virtual time: a worker that paid its pauses for the selected
+ * line's work up to its exit, joined after the thread running that line
+ * (whose later samples raised G after the worker was gone). Its virtual exit
+ * is exit_ns - exit_local * d; ours is now - local * d. If ours is earlier, we
+ * wait the difference (real time, not a pause: local stays), so that the
+ * experiment's duration does not lose the time the worker really bounded.
+ */
+void delays_after_join(struct thread_state *t, uint64_t exit_local, uint64_t exit_epoch,
+		       uint64_t exit_ns)
+{
+	uint64_t d, now, got;
+	int64_t owed;
+
+	if (!t || atomic_load_explicit(&rt.active, memory_order_acquire) != EXPERIMENT_RUNNING)
+		return;
+	delays_sync_epoch(t);
+	if (exit_epoch != t->epoch || exit_local >= t->local)
+		return;
+	d = atomic_load(&rt.delay_ns);
+	now = time_monotonic_ns();
+	owed = (int64_t)((t->local - exit_local) * d) - (int64_t)(now - exit_ns);
+	if (owed <= 0)
+		return;
+	sampler_pause(t);
+	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+	got = time_sleep_ns((uint64_t)owed);
+	prctl(PR_SET_TIMERSLACK, t->timer_slack, 0UL, 0UL, 0UL);
+	sampler_resume(t);
+	atomic_fetch_add_explicit(&rt.inserted_delay_ns, got, memory_order_relaxed);
+}
+
+void delays_join_end(pthread_t joined)
+{
+	uint64_t local, epoch, exit_ns;
+	struct thread_state *t;
+	int saved = errno;
+
+	if (!threads_exit_record(joined, &local, &epoch, &exit_ns))
+		return;
+	t = runtime_enter();
+	if (t) {
+		delays_after_join(t, local, epoch, exit_ns);
+		runtime_leave(t);
+	}
+	errno = saved;
+}
+
 void delays_pre_block(struct thread_state *t)
 {
 	if (!t)

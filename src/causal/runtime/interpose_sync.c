@@ -401,7 +401,10 @@ LEVER_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
 
 /* ---- joining ---- */
 
-/* A thread that exits pays what it owes first, so its joiner may skip. */
+/*
+ * A thread that exits pays what it owes first, so its joiner may skip; then
+ * the joiner waits until the joined thread's virtual exit (delays_after_join).
+ */
 LEVER_EXPORT int pthread_join(pthread_t thread, void **retval)
 {
 	__typeof__(&pthread_join) real = real_pthread_join();
@@ -413,6 +416,8 @@ LEVER_EXPORT int pthread_join(pthread_t thread, void **retval)
 	armed = delays_block_begin(CALLER());
 	r = real(thread, retval);
 	delays_block_end(armed, r == 0);
+	if (r == 0)
+		delays_join_end(thread);
 	return r;
 }
 
@@ -427,6 +432,8 @@ LEVER_EXPORT int pthread_tryjoin_np(pthread_t thread, void **retval)
 	armed = delays_block_begin(CALLER());
 	r = real(thread, retval);
 	delays_block_end(armed, r == 0);
+	if (r == 0)
+		delays_join_end(thread);
 	return r;
 }
 
@@ -442,6 +449,8 @@ LEVER_EXPORT int pthread_timedjoin_np(pthread_t thread, void **retval,
 	armed = delays_block_begin(CALLER());
 	r = real(thread, retval, abstime);
 	delays_block_end(armed, r == 0);
+	if (r == 0)
+		delays_join_end(thread);
 	return r;
 }
 
@@ -457,6 +466,8 @@ LEVER_EXPORT int pthread_clockjoin_np(pthread_t thread, void **retval, clockid_t
 	armed = delays_block_begin(CALLER());
 	r = real(thread, retval, clock, abstime);
 	delays_block_end(armed, r == 0);
+	if (r == 0)
+		delays_join_end(thread);
 	return r;
 }
 

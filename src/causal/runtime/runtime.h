@@ -154,6 +154,11 @@ void threads_after_fork_child(struct thread_state *self);
  * selected-line work done while it was alive; it can never pay later.
  */
 void threads_flush_samples(struct thread_state *self);
+/*
+ * The delay count, epoch and time (monotonic ns) with which thread th exited,
+ * kept from its exit until its slot is reused; false if not known.
+ */
+bool threads_exit_record(pthread_t th, uint64_t *local, uint64_t *epoch, uint64_t *exit_ns);
 
 /* ---- sampling (sampler.c) ---- */
 bool sampler_start(struct thread_state *t);
@@ -176,6 +181,11 @@ void delays_pre_block(struct thread_state *t);
 void delays_post_block(struct thread_state *t, bool woken_by_other);
 /* Brings local up to date with the current epoch (no debt across experiments). */
 void delays_sync_epoch(struct thread_state *t);
+/* After joining a thread that exited with count exit_local at exit_ns: see delays.c. */
+void delays_after_join(struct thread_state *t, uint64_t exit_local, uint64_t exit_epoch,
+		       uint64_t exit_ns);
+/* Wrapper side of it: looks the exit up and waits if owed. */
+void delays_join_end(pthread_t joined);
 /* Bracket of an interposed blocking call (pre_block/post_block around it). */
 bool delays_block_begin(const void *return_address);
 void delays_block_end(bool armed, bool woken_by_other);

@@ -25,6 +25,15 @@ static _Atomic int exit_key_ready;
 static _Atomic unsigned live_threads;
 static _Atomic int table_full_warned;
 
+/* How each slot's last thread exited, for its joiner (delays_after_join). */
+struct exit_record {
+	_Atomic uint64_t seq; /* odd while being written */
+	pthread_t self;
+	uint64_t local, epoch, ns;
+};
+static struct exit_record exit_records[LEVER_MAX_THREADS];
+static _Atomic size_t slots_used_high; /* slots below this one have been used */
+
 struct thread_state *thread_self(void)
 {
 	return tls_state;
@@ -75,6 +84,11 @@ struct thread_state *thread_register(uint64_t parent_local, uint64_t parent_epoc
 		if (atomic_load_explicit(&thread_table[i].used, memory_order_relaxed))
 			continue;
 		if (atomic_compare_exchange_strong(&thread_table[i].used, &expected, 1)) {
+			size_t high = atomic_load(&slots_used_high);
+
+			while (high < i + 1 &&
+			       !atomic_compare_exchange_weak(&slots_used_high, &high, i + 1))
+				;
 			t = &thread_table[i];
 			break;
 		}
@@ -118,6 +132,45 @@ struct thread_state *thread_register(uint64_t parent_local, uint64_t parent_epoc
 	return t;
 }
 
+static void record_exit(struct thread_state *t)
+{
+	struct exit_record *x = &exit_records[t - thread_table];
+
+	atomic_fetch_add_explicit(&x->seq, 1, memory_order_acq_rel);
+	x->self = t->self;
+	x->local = t->local;
+	x->epoch = t->epoch;
+	x->ns = time_monotonic_ns();
+	atomic_fetch_add_explicit(&x->seq, 1, memory_order_release);
+}
+
+/* The latest exit of th (a pthread_t is reused once its thread is joined). */
+bool threads_exit_record(pthread_t th, uint64_t *local, uint64_t *epoch, uint64_t *exit_ns)
+{
+	size_t n = atomic_load(&slots_used_high);
+	bool found = false;
+
+	for (size_t i = 0; i < n; i++) {
+		struct exit_record *x = &exit_records[i];
+		uint64_t seq = atomic_load_explicit(&x->seq, memory_order_acquire);
+		uint64_t l, e, ns;
+
+		if (!seq || (seq & 1) || !pthread_equal(x->self, th))
+			continue;
+		l = x->local;
+		e = x->epoch;
+		ns = x->ns;
+		if (atomic_load_explicit(&x->seq, memory_order_acquire) != seq ||
+		    (found && ns <= *exit_ns))
+			continue;
+		*local = l;
+		*epoch = e;
+		*exit_ns = ns;
+		found = true;
+	}
+	return found;
+}
+
 void thread_unregister(struct thread_state *t)
 {
 	if (!t || t->exiting)
@@ -128,6 +181,7 @@ void thread_unregister(struct thread_state *t)
 	samples_process(t);
 	threads_flush_samples(t);
 	delays_catch_up(t);
+	record_exit(t);
 	progress_thread_stop(t);
 	sampler_stop(t);
 	tls_state = NULL;
