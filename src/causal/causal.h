@@ -75,6 +75,7 @@ struct causal_run {
 	uint64_t startup_ns; /* wall clock at profiler start */
 	bool has_runtime;
 	int64_t runtime_ns; /* latest `runtime` record: ns since startup */
+	int64_t delay_ns;   /* its `delay`: ns the experiments inserted (lever; else 0) */
 	bool has_shutdown;
 	uint64_t shutdown_ns;
 	int64_t shutdown_samples;
@@ -156,8 +157,14 @@ int64_t causal_profile_line_samples(const struct causal_profile *p, uint32_t loc
 /* Sum of the latest `runtime` of every run, in ns. */
 int64_t causal_profile_total_runtime(const struct causal_profile *p);
 /*
- * The same over the runs in which location (string id) has samples or was
- * selected: the T that goes with its s when unrelated profiles are merged.
+ * A run's runtime in the program's own time: without the delays lever's
+ * experiments inserted (virtual speedup stretches the real run by them).
+ */
+int64_t causal_run_effective_runtime(const struct causal_run *run);
+/*
+ * The effective runtimes of the runs in which location (string id) has
+ * samples or was selected: the T that goes with its s in the phase
+ * correction, also when unrelated profiles are merged.
  */
 int64_t causal_profile_line_runtime(const struct causal_profile *p, uint32_t location);
 

@@ -570,13 +570,19 @@ static void read_runtime(struct reader *rd, const struct record *rec)
 	struct causal_run *run;
 	int64_t t;
 
+	int64_t delay = 0;
+
 	if (!get_count(rd, rec, "runtime", "time", &t))
+		return;
+	/* lever's: delay the experiments inserted so far (absent in Coz's) */
+	if (find_field(rec, "delay") && !get_count(rd, rec, "runtime", "delay", &delay))
 		return;
 	run = current_run(rd);
 	if (!run)
 		return;
 	run->has_runtime = true;
 	run->runtime_ns = t; /* cumulative: the latest wins */
+	run->delay_ns = delay;
 	rd->p->stats.records++;
 }
 
@@ -987,6 +993,13 @@ int64_t causal_profile_total_runtime(const struct causal_profile *p)
 	return sum;
 }
 
+int64_t causal_run_effective_runtime(const struct causal_run *run)
+{
+	if (run->delay_ns > 0 && run->delay_ns < run->runtime_ns)
+		return run->runtime_ns - run->delay_ns;
+	return run->runtime_ns;
+}
+
 int64_t causal_profile_line_runtime(const struct causal_profile *p, uint32_t location)
 {
 	bool *in = calloc(p->n_runs ? p->n_runs : 1, sizeof(*in));
@@ -1004,7 +1017,7 @@ int64_t causal_profile_line_runtime(const struct causal_profile *p, uint32_t loc
 	}
 	for (size_t i = 0; i < p->n_runs; i++) {
 		if (in[i] && p->runs[i].has_runtime)
-			sum = add_saturated(sum, p->runs[i].runtime_ns);
+			sum = add_saturated(sum, causal_run_effective_runtime(&p->runs[i]));
 	}
 	free(in);
 	return sum;

@@ -205,6 +205,50 @@ static void test_phase_correction(void **state)
 	free(buf);
 }
 
+/*
+ * lever's runtime record also says how much delay the experiments inserted:
+ * the run was stretched by it, so T is the runtime without it. Here 14000 ns
+ * real, 4000 of them delay: T = 10000 and the factor is 0.2 as above, where
+ * the real 14000 would have given 1/7.
+ */
+static void test_phase_correction_without_inserted_delay(void **state)
+{
+	struct causal_profile p;
+	struct causal_summary s;
+	const struct causal_series *c;
+	char *buf = NULL;
+	size_t len = 0;
+
+	append(&buf, &len, "startup\ttime=1\n");
+	exp_tp(&buf, &len, "a.c:1", 0, 1000, 100, 50);
+	for (int pct = 20; pct <= 100; pct += 20)
+		exp_tp(&buf, &len, "a.c:1", pct, 800, 100, 40);
+	append(&buf, &len, "runtime\ttime=14000\tdelay=4000\nsamples\tlocation=a.c:1\tcount=100\n");
+	load(&p, buf, len);
+	assert_int_equal(p.runs[0].delay_ns, 4000);
+	assert_int_equal(causal_run_effective_runtime(&p.runs[0]), 10000);
+	assert_int_equal(
+	    causal_summarize(&p, &(struct causal_summary_options){.resamples = 200}, &s), 0);
+	c = series_of(&p, &s, "a.c:1");
+	assert_true(c->phase_corrected);
+	assert_int_equal(c->line_runtime_ns, 10000);
+	NEAR(bucket_at(c, 40)->phase_factor, 0.2);
+	NEAR(bucket_at(c, 40)->program_speedup, 0.04);
+	causal_summary_free(&s);
+	causal_profile_free(&p);
+	free(buf);
+
+	/* a malformed delay is a malformed record, not a silent 0 */
+	causal_profile_init(&p);
+	assert_int_equal(causal_profile_read_buffer(
+			     &p, "startup\ttime=1\nruntime\ttime=5\tdelay=x\n",
+			     strlen("startup\ttime=1\nruntime\ttime=5\tdelay=x\n"), "d.coz", NULL),
+			 0);
+	assert_int_equal(p.stats.malformed, 1);
+	assert_false(p.runs[0].has_runtime);
+	causal_profile_free(&p);
+}
+
 /* Without samples/runtime records (Coz's viewer's case) there is nothing to correct with. */
 static void test_phase_correction_needs_records(void **state)
 {
@@ -737,6 +781,7 @@ int main(void)
 	    cmocka_unit_test(test_aggregation_sums_not_rates),
 	    cmocka_unit_test(test_phase_correction),
 	    cmocka_unit_test(test_phase_correction_needs_records),
+	    cmocka_unit_test(test_phase_correction_without_inserted_delay),
 	    cmocka_unit_test(test_littles_law_weighting),
 	    cmocka_unit_test(test_bootstrap_deterministic),
 	    cmocka_unit_test(test_contention_flag),
