@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Virtual speedup by delays (paper §3.4). Invariant kept for every thread
- * during an experiment: pauses taken + own samples in the selected line = G,
- * the global pause count, once the thread has caught up. Own samples in the
- * selected line raise local; a thread ahead of G raises G (CAS max, the
- * minimal value keeping the invariant); a thread behind sleeps the difference.
+ * during an experiment: time paused + own virtual speedup = G, the global
+ * delay in ns, once the thread has caught up. Own samples in the selected
+ * line raise local by d each, own arrivals (load amplification, AMP) by the
+ * arrival speedup each: one protocol for both, so it counts time, not
+ * pauses. A thread ahead of G raises G (CAS max, the minimal value keeping
+ * the invariant); a thread behind sleeps the difference.
  * nanosleep overshoots (50-90 us here), so the excess is banked and taken off
  * later pauses.
  */
@@ -44,13 +46,14 @@ static void raise_global(uint64_t local)
  */
 void delays_catch_up(struct thread_state *t)
 {
-	uint64_t g, d;
+	uint64_t g;
 	int64_t want;
 	uint64_t got;
 
 	if (!t)
 		return;
 	delays_sync_epoch(t);
+	delays_fold_arrivals(t);
 	for (;;) {
 		if (atomic_load_explicit(&rt.active, memory_order_acquire) == EXPERIMENT_IDLE) {
 			t->local = atomic_load(&rt.global);
@@ -63,8 +66,7 @@ void delays_catch_up(struct thread_state *t)
 		}
 		if (t->local == g)
 			return;
-		d = atomic_load(&rt.delay_ns);
-		want = (int64_t)((g - t->local) * d) - t->excess_ns;
+		want = (int64_t)(g - t->local) - t->excess_ns;
 		t->local = g;
 		if (want <= 0) {
 			t->excess_ns = -want;
@@ -77,8 +79,25 @@ void delays_catch_up(struct thread_state *t)
 		prctl(PR_SET_TIMERSLACK, t->timer_slack, 0UL, 0UL, 0UL);
 		sampler_resume(t);
 		atomic_fetch_add_explicit(&rt.inserted_delay_ns, got, memory_order_relaxed);
+		t->slept_ns += got;
 		t->excess_ns = (int64_t)got - want;
 		delays_sync_epoch(t);
+	}
+}
+
+void delays_fold_arrivals(struct thread_state *t)
+{
+	uint64_t n = atomic_load_explicit(&t->arrival.count, memory_order_relaxed);
+	uint64_t fresh = n - t->arrivals_folded;
+
+	if (!fresh)
+		return;
+	t->arrivals_folded = n;
+	/* between experiments nothing is sped up (as Coz's line speedups) */
+	if (rt.cfg.arrival_ns &&
+	    atomic_load_explicit(&rt.active, memory_order_acquire) == EXPERIMENT_RUNNING) {
+		delays_sync_epoch(t);
+		t->local += fresh * rt.cfg.arrival_ns;
 	}
 }
 

@@ -141,7 +141,7 @@ static void run_experiment(struct line_info *line, unsigned speedup)
 	struct progress_snapshot *before = calloc(2, sizeof(*before));
 	struct progress_snapshot *after = before + 1;
 	uint64_t d = rt.cfg.period_ns * speedup / 100;
-	uint64_t g0, g1, s0, s1, t0, t1, paid, min_local, min_delta;
+	uint64_t g0, g1, s0, s1, t0, t1, paid, min_local, min_delta, a0, a1;
 	int64_t duration;
 
 	if (!before)
@@ -150,6 +150,7 @@ static void run_experiment(struct line_info *line, unsigned speedup)
 	atomic_store(&rt.selected, line);
 	progress_snapshot_take(before);
 	g0 = atomic_load(&rt.global);
+	a0 = threads_arrivals();
 	s0 = atomic_load(&line->samples);
 	t0 = time_monotonic_ns();
 	atomic_store(&rt.epoch_global, g0);
@@ -167,28 +168,37 @@ static void run_experiment(struct line_info *line, unsigned speedup)
 	min_local = settle_delays(g1);
 	t1 = time_monotonic_ns();
 	progress_snapshot_take(after);
+	a1 = threads_arrivals();
 	s1 = atomic_load(&line->samples);
 	g1 = atomic_load(&rt.global);
 	paid = min_local > g0 ? min_local - g0 : 0;
 	if (paid > g1 - g0)
 		paid = g1 - g0;
-	duration = (int64_t)(t1 - t0) - (int64_t)(paid * d);
-	stats.unpaid_pauses += (g1 - g0) - paid;
+	duration = (int64_t)(t1 - t0) - (int64_t)paid;
+	stats.unpaid_ns += (g1 - g0) - paid;
 	atomic_store(&rt.epoch_global, g1);
 	atomic_fetch_add(&rt.epoch, 1);
 	atomic_store(&rt.active, EXPERIMENT_IDLE);
 
 	if (rt.cfg.verbose > 1)
-		LOG_INFO("experiment %s:%u at %u%%: %llu ms elapsed, %llu pauses (%llu paid by the "
-			 "slowest thread), %llu selected samples\n",
+		LOG_INFO("experiment %s:%u at %u%%: %llu ms elapsed, %llu us of delay (%llu us paid "
+			 "by the slowest thread), %llu selected samples, %llu arrivals\n",
 			 line->file, line->line, speedup,
 			 (unsigned long long)((t1 - t0) / NSEC_PER_MSEC),
-			 (unsigned long long)(g1 - g0), (unsigned long long)paid,
-			 (unsigned long long)(s1 - s0));
-	output_printf("experiment\tselected=%s:%u\tspeedup=%u.%02u\tduration=%lld\t"
-		      "selected-samples=%llu\n",
-		      line->file, line->line, speedup / 100, speedup % 100, (long long)duration,
-		      (unsigned long long)(s1 - s0));
+			 (unsigned long long)((g1 - g0) / NSEC_PER_USEC),
+			 (unsigned long long)(paid / NSEC_PER_USEC), (unsigned long long)(s1 - s0),
+			 (unsigned long long)(a1 - a0));
+	if (rt.cfg.arrival_ns)
+		output_printf("experiment\tselected=%s:%u\tspeedup=%u.%02u\tduration=%lld\t"
+			      "selected-samples=%llu\tarrival-speedup=%llu\tarrivals=%llu\n",
+			      line->file, line->line, speedup / 100, speedup % 100,
+			      (long long)duration, (unsigned long long)(s1 - s0),
+			      (unsigned long long)rt.cfg.arrival_ns, (unsigned long long)(a1 - a0));
+	else
+		output_printf("experiment\tselected=%s:%u\tspeedup=%u.%02u\tduration=%lld\t"
+			      "selected-samples=%llu\n",
+			      line->file, line->line, speedup / 100, speedup % 100,
+			      (long long)duration, (unsigned long long)(s1 - s0));
 	progress_write_records(before, after, output_emit, NULL);
 	output_flush();
 	stats.experiments++;

@@ -7,6 +7,9 @@
 
 struct line_info {
 	_Atomic uint64_t samples; /* whole-run samples attributed to the line */
+	/* AMP guard rail: samples taken in threads with / without arrivals */
+	_Atomic uint64_t arrival_samples;
+	_Atomic uint64_t other_samples;
 	const char *file;
 	uint32_t line;
 	uint32_t object;

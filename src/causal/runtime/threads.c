@@ -101,6 +101,11 @@ struct thread_state *thread_register(uint64_t parent_local, uint64_t parent_epoc
 	t->timer_slack = (unsigned long)prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
 	t->global_at_block = 0;
 	t->epoch_at_block = 0;
+	atomic_store(&t->arrival.count, 0);
+	t->arrivals_folded = 0;
+	t->registered_ns = time_monotonic_ns();
+	t->slept_ns = 0;
+	t->counted_exit = false;
 	atomic_store(&t->blocked, 0);
 	atomic_store(&t->ack, atomic_load(&rt.end_request));
 	t->busy = 1;
@@ -118,6 +123,62 @@ struct thread_state *thread_register(uint64_t parent_local, uint64_t parent_epoc
 	return t;
 }
 
+static _Atomic uint64_t shortest_arrival_period_ns = UINT64_MAX;
+
+/*
+ * The real inter-arrival period of a thread: its life without the pauses it
+ * slept, per arrival. AMP cannot shorten a period below zero: an arrival
+ * speedup at or above it is a load the program cannot be asked for.
+ */
+static void note_arrival_period(const struct thread_state *t)
+{
+	uint64_t n = atomic_load(&t->arrival.count), now = time_monotonic_ns(), busy, period, cur;
+
+	if (n < 2)
+		return;
+	busy = now - t->registered_ns;
+	busy = busy > t->slept_ns ? busy - t->slept_ns : 0;
+	period = busy / n;
+	cur = atomic_load(&shortest_arrival_period_ns);
+	while (period < cur && !atomic_compare_exchange_weak(&shortest_arrival_period_ns, &cur, period))
+		;
+}
+
+void threads_note_arrivals_at_exit(struct thread_state *t)
+{
+	if (t->counted_exit)
+		return;
+	t->counted_exit = true;
+	note_arrival_period(t);
+	atomic_fetch_add(&rt.arrivals_exited, atomic_load(&t->arrival.count));
+}
+
+static void sum_arrivals(struct thread_state *t, void *ctx)
+{
+	if (!t->counted_exit)
+		*(uint64_t *)ctx += atomic_load_explicit(&t->arrival.count, memory_order_relaxed);
+}
+
+uint64_t threads_arrivals(void)
+{
+	uint64_t n = atomic_load(&rt.arrivals_exited);
+
+	threads_foreach(sum_arrivals, &n);
+	return n;
+}
+
+static void live_arrival_period(struct thread_state *t, void *ctx)
+{
+	if (!t->counted_exit)
+		note_arrival_period(t);
+}
+
+uint64_t threads_shortest_arrival_period(void)
+{
+	threads_foreach(live_arrival_period, NULL);
+	return atomic_load(&shortest_arrival_period_ns);
+}
+
 void thread_unregister(struct thread_state *t)
 {
 	if (!t || t->exiting)
@@ -128,6 +189,7 @@ void thread_unregister(struct thread_state *t)
 	samples_process(t);
 	threads_flush_samples(t);
 	delays_catch_up(t);
+	threads_note_arrivals_at_exit(t);
 	progress_thread_stop(t);
 	sampler_stop(t);
 	tls_state = NULL;
@@ -195,6 +257,7 @@ LEVER_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, v
 	a->signal_view = signals_creator_view();
 	if (parent) {
 		delays_sync_epoch(parent);
+		delays_fold_arrivals(parent); /* the child starts level with them */
 		a->parent_local = parent->local;
 		a->parent_epoch = parent->epoch;
 		a->parent_excess = parent->excess_ns;
