@@ -93,6 +93,16 @@ static coz_counter_t *arrival_counter(void)
 	return NULL;
 }
 
+/*
+ * The calling thread's arrival counter (LEVER_ARRIVAL, and the arrival that
+ * every LEVER_BEGIN visit implies). A symbol of its own, not a counter type
+ * of _coz_get_counter, so that the macros stay silent no-ops under Coz.
+ */
+LEVER_EXPORT coz_counter_t *_lever_arrival_counter(void)
+{
+	return arrival_counter();
+}
+
 LEVER_EXPORT coz_counter_t *_coz_get_counter(int type, const char *name)
 {
 	struct progress_point *p;

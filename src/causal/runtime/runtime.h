@@ -8,12 +8,13 @@
  * async-signal-safe). The profiler thread has none and is never sampled or
  * delayed.
  *
- * Delays (paper §3.4): a global pause count G and per-thread local counts L,
- * both in units of "one pause of the current experiment's delay d". Own samples
- * in the selected line add to L; a thread with L > G raises G to L; a thread
- * with L < G sleeps (G - L) * d. Counts belong to an experiment epoch; a count
- * from an older epoch is reset to G at the start of the current one (no debt
- * across experiments, but pauses added since the start are still owed).
+ * Delays (paper §3.4): a global delay G and per-thread local delays L, both
+ * in nanoseconds, so that line speedups (d ns per own sample in the selected
+ * line) and load amplification (the arrival speedup per own arrival, AMP)
+ * feed one protocol. A thread with L > G raises G to L; a thread with L < G
+ * sleeps G - L. Delays belong to an experiment epoch; a local value from an
+ * older epoch is reset to G at the start of the current one (no debt across
+ * experiments, but delay added since the start is still owed).
  */
 #ifndef LEVER_CAUSAL_RUNTIME_H
 #define LEVER_CAUSAL_RUNTIME_H
@@ -83,6 +84,9 @@ struct thread_state {
 	uint64_t registered_ns;	  /* when the thread registered (arrival period) */
 	uint64_t slept_ns;	  /* pauses slept by this thread (arrival period) */
 	bool counted_exit;	  /* its arrivals were added to rt.arrivals_exited */
+	/* profiler thread only: arrival count and tid when the experiment began */
+	uint64_t arrivals_mark;
+	pid_t mark_tid;
 
 	/* per-thread uprobe counters of --progress points (see progress.c) */
 	int bp_fd[LEVER_MAX_THREAD_BREAKPOINTS];
@@ -102,8 +106,9 @@ struct runtime_config {
 	bool follow_children;
 	bool force_timer;
 	uint64_t arrival_ns; /* --arrival-speedup: virtual speedup per arrival, ns (0 = off) */
-	bool no_sampler;   /* "none": start-up only (line map, no samples), to measure overhead */
-	int fixed_speedup; /* -1: random */
+	bool arrival_set;    /* --arrival-speedup given (even 0): records carry the load */
+	bool no_sampler;     /* "none": start-up only (line map, no samples), to measure overhead */
+	int fixed_speedup;   /* -1: random */
 	char fixed_line[4096];
 	double zero_probability;
 	unsigned speedup_step;
@@ -123,11 +128,11 @@ struct runtime {
 	pid_t pid;
 
 	/* experiment state, written by the profiler thread */
-	_Atomic uint64_t global;       /* G, ns of virtual speedup (line samples and arrivals) */
-	_Atomic uint64_t epoch;	       /* bumped at every experiment start and end */
-	_Atomic uint64_t epoch_global; /* G when the current epoch began */
-	_Atomic int active;	       /* EXPERIMENT_IDLE, _RUNNING or _ENDING */
-	_Atomic uint64_t delay_ns;     /* d of the running experiment (per selected sample) */
+	_Atomic uint64_t global;	  /* G, ns of virtual speedup (line samples and arrivals) */
+	_Atomic uint64_t epoch;		  /* bumped at every experiment start and end */
+	_Atomic uint64_t epoch_global;	  /* G when the current epoch began */
+	_Atomic int active;		  /* EXPERIMENT_IDLE, _RUNNING or _ENDING */
+	_Atomic uint64_t delay_ns;	  /* d of the running experiment (per selected sample) */
 	_Atomic uint64_t arrivals_exited; /* arrivals of threads that have exited */
 	_Atomic uint64_t arrival_lines;	  /* line samples in threads that have arrivals */
 	struct line_info *_Atomic selected;
@@ -163,6 +168,12 @@ unsigned threads_live(void);
 void threads_after_fork_child(struct thread_state *self);
 /* Arrivals counted so far by all threads, live and exited (AMP). */
 uint64_t threads_arrivals(void);
+/*
+ * Profiler thread: marks every live thread's arrival count at an experiment's
+ * start; then counts the threads that have arrived since (arrival-threads=).
+ */
+void threads_mark_arrivals(void);
+unsigned threads_arriving_since_mark(void);
 /* Bookkeeping of an exiting thread's arrivals (count, real period). */
 void threads_note_arrivals_at_exit(struct thread_state *t);
 /* Shortest real inter-arrival period of any arriving thread, ns (UINT64_MAX: none). */

@@ -235,7 +235,8 @@ static void account_sample(struct thread_state *t, uintptr_t ip, const uintptr_t
 	if (state == EXPERIMENT_RUNNING) {
 		if (li == atomic_load_explicit(&rt.selected, memory_order_relaxed)) {
 			delays_sync_epoch(t);
-			t->local += weight * atomic_load_explicit(&rt.delay_ns, memory_order_relaxed);
+			t->local +=
+			    weight * atomic_load_explicit(&rt.delay_ns, memory_order_relaxed);
 		}
 	} else if (state == EXPERIMENT_IDLE) {
 		struct line_info *none = NULL;

@@ -106,6 +106,7 @@ struct thread_state *thread_register(uint64_t parent_local, uint64_t parent_epoc
 	t->registered_ns = time_monotonic_ns();
 	t->slept_ns = 0;
 	t->counted_exit = false;
+	t->mark_tid = 0;
 	atomic_store(&t->blocked, 0);
 	atomic_store(&t->ack, atomic_load(&rt.end_request));
 	t->busy = 1;
@@ -140,7 +141,8 @@ static void note_arrival_period(const struct thread_state *t)
 	busy = busy > t->slept_ns ? busy - t->slept_ns : 0;
 	period = busy / n;
 	cur = atomic_load(&shortest_arrival_period_ns);
-	while (period < cur && !atomic_compare_exchange_weak(&shortest_arrival_period_ns, &cur, period))
+	while (period < cur &&
+	       !atomic_compare_exchange_weak(&shortest_arrival_period_ns, &cur, period))
 		;
 }
 
@@ -164,6 +166,35 @@ uint64_t threads_arrivals(void)
 	uint64_t n = atomic_load(&rt.arrivals_exited);
 
 	threads_foreach(sum_arrivals, &n);
+	return n;
+}
+
+static void mark_arrivals(struct thread_state *t, void *ctx)
+{
+	t->arrivals_mark = atomic_load_explicit(&t->arrival.count, memory_order_relaxed);
+	t->mark_tid = t->tid;
+}
+
+void threads_mark_arrivals(void)
+{
+	threads_foreach(mark_arrivals, NULL);
+}
+
+static void count_arriving(struct thread_state *t, void *ctx)
+{
+	uint64_t n = atomic_load_explicit(&t->arrival.count, memory_order_relaxed);
+	/* a slot reused by a thread born during the experiment started from 0 */
+	uint64_t mark = t->mark_tid == t->tid ? t->arrivals_mark : 0;
+
+	if (n > mark)
+		(*(unsigned *)ctx)++;
+}
+
+unsigned threads_arriving_since_mark(void)
+{
+	unsigned n = 0;
+
+	threads_foreach(count_arriving, &n);
 	return n;
 }
 
@@ -321,8 +352,9 @@ void threads_flush_samples(struct thread_state *self)
 	struct flush f = {.self = self, .send = true};
 	uint64_t deadline;
 
+	/* nothing to flush when neither line samples nor arrivals add delay */
 	if (atomic_load_explicit(&rt.active, memory_order_acquire) != EXPERIMENT_RUNNING ||
-	    atomic_load(&rt.delay_ns) == 0)
+	    (atomic_load(&rt.delay_ns) == 0 && rt.cfg.arrival_ns == 0))
 		return;
 	f.request = atomic_fetch_add(&rt.end_request, 1) + 1;
 	threads_foreach(flush_visit, &f);
