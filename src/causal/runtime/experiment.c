@@ -71,24 +71,31 @@ static unsigned choose_speedup(void)
 	return (unsigned)(1 + rng_below(&rng, steps)) * rt.cfg.speedup_step;
 }
 
+/*
+ * --fixed-speedup=0 speeds no line up, so which line an experiment names does
+ * not matter: a program whose threads mostly sleep or block (a load
+ * generator, a server) need not wait for a CPU sample first, and an
+ * end-to-end run need not wait for a rescan of libraries, which would start
+ * the experiment late.
+ */
+static struct line_info *any_line(void)
+{
+	struct line_info *li = atomic_load(&rt.next_line);
+
+	return li ? li : linemap_first_line();
+}
+
 static struct line_info *choose_line(void)
 {
 	struct line_info *li;
 
+	if (rt.cfg.fixed_speedup == 0 && !fixed_line && (li = any_line()))
+		return li;
 	/* libraries dlopen'ed since the last experiment join the map first */
 	if (linemap_take_rescan())
 		linemap_scan(rt.cfg.debug_root);
 	if (fixed_line)
 		return fixed_line;
-	/*
-	 * --fixed-speedup=0 speeds no line up, so which line an experiment names
-	 * does not matter: a program whose threads mostly sleep or block (a
-	 * load generator, a server) need not wait for a CPU sample first.
-	 */
-	if (rt.cfg.fixed_speedup == 0 && (li = atomic_load(&rt.next_line)))
-		return li;
-	if (rt.cfg.fixed_speedup == 0 && (li = linemap_first_line()))
-		return li;
 	atomic_store(&rt.next_line, NULL);
 	while (!(li = atomic_load(&rt.next_line))) {
 		if (!nap(POLL_NS))
@@ -218,9 +225,11 @@ static void run_experiment(struct line_info *line, unsigned speedup)
 
 	if (rt.cfg.verbose > 1)
 		LOG_INFO(
-		    "experiment %s:%u at %u%%: %llu ms elapsed, %llu us of delay (%llu us paid "
-		    "by the slowest thread), %llu selected samples, %llu arrivals\n",
+		    "experiment %s:%u at %u%%: started %llu ms after start-up, %llu ms elapsed, "
+		    "%llu us of delay (%llu us paid by the slowest thread), %llu selected "
+		    "samples, %llu arrivals\n",
 		    line->file, line->line, speedup,
+		    (unsigned long long)((t0 - rt.start_ns) / NSEC_PER_MSEC),
 		    (unsigned long long)((t1 - t0) / NSEC_PER_MSEC),
 		    (unsigned long long)((g1 - g0) / NSEC_PER_USEC),
 		    (unsigned long long)(paid / NSEC_PER_USEC), (unsigned long long)(s1 - s0),
@@ -230,7 +239,8 @@ static void run_experiment(struct line_info *line, unsigned speedup)
 	output_flush();
 	stats.experiments++;
 	min_delta = progress_min_delta(before, after);
-	if (min_delta >= rt.cfg.min_visits)
+	/* an end-to-end point is visited once, at the end */
+	if (min_delta >= rt.cfg.min_visits || (rt.cfg.end_to_end && min_delta >= 1))
 		stats.useful++;
 	if (duration <= 0)
 		stats.nonpositive++;

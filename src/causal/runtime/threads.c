@@ -24,6 +24,8 @@ static pthread_key_t exit_key;
 static _Atomic int exit_key_ready;
 static _Atomic unsigned live_threads;
 static _Atomic int table_full_warned;
+/* slots ever used: walks stop there instead of touching all 4096 (MBs of cold pages) */
+static _Atomic size_t slots_high;
 
 struct thread_state *thread_self(void)
 {
@@ -75,6 +77,11 @@ struct thread_state *thread_register(uint64_t parent_local, uint64_t parent_epoc
 		if (atomic_load_explicit(&thread_table[i].used, memory_order_relaxed))
 			continue;
 		if (atomic_compare_exchange_strong(&thread_table[i].used, &expected, 1)) {
+			size_t high = atomic_load(&slots_high);
+
+			while (high < i + 1 &&
+			       !atomic_compare_exchange_weak(&slots_high, &high, i + 1))
+				;
 			t = &thread_table[i];
 			break;
 		}
@@ -146,11 +153,17 @@ static void note_arrival_period(const struct thread_state *t)
 		;
 }
 
+static _Atomic unsigned arriving_exited; /* threads that arrived since the mark, then exited */
+
 void threads_note_arrivals_at_exit(struct thread_state *t)
 {
+	uint64_t mark = t->mark_tid == t->tid ? t->arrivals_mark : 0;
+
 	if (t->counted_exit)
 		return;
 	t->counted_exit = true;
+	if (atomic_load(&t->arrival.count) > mark)
+		atomic_fetch_add(&arriving_exited, 1);
 	note_arrival_period(t);
 	atomic_fetch_add(&rt.arrivals_exited, atomic_load(&t->arrival.count));
 }
@@ -177,6 +190,7 @@ static void mark_arrivals(struct thread_state *t, void *ctx)
 
 void threads_mark_arrivals(void)
 {
+	atomic_store(&arriving_exited, 0);
 	threads_foreach(mark_arrivals, NULL);
 }
 
@@ -192,7 +206,7 @@ static void count_arriving(struct thread_state *t, void *ctx)
 
 unsigned threads_arriving_since_mark(void)
 {
-	unsigned n = 0;
+	unsigned n = atomic_load(&arriving_exited);
 
 	threads_foreach(count_arriving, &n);
 	return n;
@@ -230,7 +244,9 @@ void thread_unregister(struct thread_state *t)
 
 void threads_foreach(void (*fn)(struct thread_state *t, void *ctx), void *ctx)
 {
-	for (size_t i = 0; i < LEVER_MAX_THREADS; i++) {
+	size_t high = atomic_load_explicit(&slots_high, memory_order_acquire);
+
+	for (size_t i = 0; i < high; i++) {
 		struct thread_state *t = &thread_table[i];
 
 		if (atomic_load_explicit(&t->used, memory_order_acquire) && !t->exiting)
