@@ -21,6 +21,12 @@ static const char report_usage[] =
     "For each line, prints the predicted program speedup at each line speedup,\n"
     "steepest curve first.\n"
     "\n"
+    "Profiles of `lever causal --arrival-speedup` runs (load amplification, e.g.\n"
+    "from `lever causal sweep`) first get the scalability curve: per progress\n"
+    "point, throughput or latency at each arrival speedup with 95% CIs over runs,\n"
+    "and relative to arrival speedup 0; then one causal profile per load level,\n"
+    "each line's curve against its own same-load baseline.\n"
+    "\n"
     "  --min-speedups N   distinct speedups a line needs to be shown (default 5)\n"
     "  --top N            show the N steepest lines (default 10; 0 = all)\n"
     "  --strict           fail on the first malformed line instead of skipping it\n"
@@ -134,6 +140,54 @@ static int read_profiles(struct causal_profile *p, char **paths, int n,
 	return 0;
 }
 
+static bool has_line_speedups(const struct causal_profile *p)
+{
+	for (size_t i = 0; i < p->n_experiments; i++)
+		if (p->experiments[i].speedup_pct > 0)
+			return true;
+	return false;
+}
+
+/*
+ * Load amplification (AMP): the scalability curve, then one causal profile
+ * per arrival speedup. Returns 1 if it printed the profile (several
+ * levels), 0 if the plain report should follow, -1 when out of memory.
+ */
+static int report_amp(const struct causal_profile *prof, const struct report_options *o)
+{
+	struct causal_amp amp;
+	int r = causal_amp_analyze(prof, &amp);
+	char d[32];
+
+	if (r)
+		return r < 0 ? -1 : 0;
+	causal_amp_report_text(stdout, prof, &amp);
+	causal_amp_warn(stderr, prof, &amp);
+	/* per-load causal profiles only when lines were sped up (not AMP alone) */
+	r = amp.n_levels > 1 && !amp.ignored_experiments && has_line_speedups(prof);
+	for (size_t k = 0; r && k < amp.n_levels; k++) {
+		struct causal_profile view;
+		struct causal_summary sum;
+
+		if (causal_amp_level_view(prof, amp.levels[k].arrival_speedup_ns, &view) ||
+		    causal_summarize(&view, &o->summary, &sum)) {
+			causal_amp_view_free(&view);
+			r = -1;
+			break;
+		}
+		causal_amp_format_ns(d, sizeof(d), amp.levels[k].arrival_speedup_ns);
+		printf("== arrival speedup %s", d);
+		if (amp.levels[k].load >= 0)
+			printf(" (load %.1f%%)", amp.levels[k].load * 100);
+		printf(" ==\n");
+		causal_report_text(stdout, &view, &sum, &o->report);
+		causal_summary_free(&sum);
+		causal_amp_view_free(&view);
+	}
+	causal_amp_free(&amp);
+	return r;
+}
+
 int cmd_causal_report(int argc, char **argv)
 {
 	struct report_options o = {{0}, {.top = 10}, {0}};
@@ -152,6 +206,13 @@ int cmd_causal_report(int argc, char **argv)
 	ret = read_profiles(&prof, paths, n, &o.read);
 	if (ret)
 		goto out;
+	ret = report_amp(&prof, &o);
+	if (ret) {
+		if (ret < 0)
+			fprintf(stderr, "lever causal report: out of memory\n");
+		ret = ret < 0;
+		goto out;
+	}
 	if (causal_summarize(&prof, &o.summary, &sum)) {
 		fprintf(stderr, "lever causal report: out of memory\n");
 		ret = 1;
