@@ -357,9 +357,9 @@ void causal_amp_format_ns(char *buf, size_t size, uint64_t ns)
 {
 	if (ns == 0)
 		snprintf(buf, size, "0");
-	else if (ns % 1000000 == 0 || ns >= 10000000)
+	else if (ns >= 1000000)
 		snprintf(buf, size, "%.4g ms", (double)ns / 1e6);
-	else if (ns % 1000 == 0 || ns >= 10000)
+	else if (ns >= 1000)
 		snprintf(buf, size, "%.4g us", (double)ns / 1e3);
 	else
 		snprintf(buf, size, "%llu ns", (unsigned long long)ns);

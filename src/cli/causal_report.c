@@ -148,6 +148,31 @@ static bool has_line_speedups(const struct causal_profile *p)
 	return false;
 }
 
+/* The causal profile of the experiments at one load level; 1, or -1 (memory). */
+static int report_level(const struct causal_profile *prof, const struct report_options *o,
+			const struct causal_amp_level *lv)
+{
+	struct causal_profile view;
+	struct causal_summary sum;
+	char d[32];
+
+	if (causal_amp_level_view(prof, lv->arrival_speedup_ns, &view))
+		return -1;
+	if (causal_summarize(&view, &o->summary, &sum)) {
+		causal_amp_view_free(&view);
+		return -1;
+	}
+	causal_amp_format_ns(d, sizeof(d), lv->arrival_speedup_ns);
+	printf("== arrival speedup %s", d);
+	if (lv->load >= 0)
+		printf(" (load %.1f%%)", lv->load * 100);
+	printf(" ==\n");
+	causal_report_text(stdout, &view, &sum, &o->report);
+	causal_summary_free(&sum);
+	causal_amp_view_free(&view);
+	return 1;
+}
+
 /*
  * Load amplification (AMP): the scalability curve, then one causal profile
  * per arrival speedup. Returns 1 if it printed the profile (several
@@ -157,33 +182,22 @@ static int report_amp(const struct causal_profile *prof, const struct report_opt
 {
 	struct causal_amp amp;
 	int r = causal_amp_analyze(prof, &amp);
-	char d[32];
 
 	if (r)
 		return r < 0 ? -1 : 0;
 	causal_amp_report_text(stdout, prof, &amp);
 	causal_amp_warn(stderr, prof, &amp);
-	/* per-load causal profiles only when lines were sped up (not AMP alone) */
-	r = amp.n_levels > 1 && !amp.ignored_experiments && has_line_speedups(prof);
-	for (size_t k = 0; r && k < amp.n_levels; k++) {
-		struct causal_profile view;
-		struct causal_summary sum;
-
-		if (causal_amp_level_view(prof, amp.levels[k].arrival_speedup_ns, &view) ||
-		    causal_summarize(&view, &o->summary, &sum)) {
-			causal_amp_view_free(&view);
-			r = -1;
-			break;
-		}
-		causal_amp_format_ns(d, sizeof(d), amp.levels[k].arrival_speedup_ns);
-		printf("== arrival speedup %s", d);
-		if (amp.levels[k].load >= 0)
-			printf(" (load %.1f%%)", amp.levels[k].load * 100);
-		printf(" ==\n");
-		causal_report_text(stdout, &view, &sum, &o->report);
-		causal_summary_free(&sum);
-		causal_amp_view_free(&view);
+	/*
+	 * AMP alone (no line sped up): the curve is the whole report. With line
+	 * experiments at several loads: one causal profile per load.
+	 */
+	if (!has_line_speedups(prof)) {
+		causal_amp_free(&amp);
+		return 1;
 	}
+	r = amp.n_levels > 1 && !amp.ignored_experiments;
+	for (size_t k = 0; r > 0 && k < amp.n_levels; k++)
+		r = report_level(prof, o, &amp.levels[k]);
 	causal_amp_free(&amp);
 	return r;
 }
