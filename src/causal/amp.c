@@ -86,7 +86,7 @@ static void add_experiment(const struct causal_profile *p, const struct causal_e
 	lv->experiments++;
 	lv->duration_ns += (double)e->duration;
 	lv->arrivals += (double)e->arrivals;
-	lv->arrival_threads += (double)e->arrival_threads;
+	lv->thread_time_ns += (double)e->arrival_threads * (double)e->duration;
 	for (size_t j = 0; j < e->n_deltas; j++) {
 		const struct causal_delta *d = &p->deltas[e->first_delta + j];
 		struct run_sums *s = &sums[d->point];
@@ -103,6 +103,8 @@ static void add_experiment(const struct causal_profile *p, const struct causal_e
 		} else {
 			s->visits[0] += (double)d->delta;
 			pt->visits += (double)d->delta;
+			if (e->arrivals > 0)
+				pt->visits_arriving += (double)d->delta;
 		}
 	}
 }
@@ -204,14 +206,15 @@ static void mark_unstable(const struct causal_profile *p, struct causal_amp *a)
 			if (p->points[j].kind == CAUSAL_POINT_LATENCY) {
 				pt->unstable = pt->visits > pt->departures * UNSTABLE_MARGIN &&
 					       pt->visits - pt->departures >= UNSTABLE_MIN_EXCESS;
-			} else if (base && base != lv && pt->visits > 0 &&
-				   base->points[j].visits > 0 && base->arrivals > 0) {
-				double ratio = lv->arrivals / pt->visits;
-				double ratio0 = base->arrivals / base->points[j].visits;
+			} else if (base && base != lv && pt->visits_arriving > 0 &&
+				   base->points[j].visits_arriving > 0 && base->arrivals > 0) {
+				/* only while arrivals come: a run's drain says nothing */
+				double ratio = lv->arrivals / pt->visits_arriving;
+				double ratio0 = base->arrivals / base->points[j].visits_arriving;
 
-				pt->unstable =
-				    ratio > ratio0 * UNSTABLE_MARGIN &&
-				    lv->arrivals - pt->visits * ratio0 >= UNSTABLE_MIN_EXCESS;
+				pt->unstable = ratio > ratio0 * UNSTABLE_MARGIN &&
+					       lv->arrivals - pt->visits_arriving * ratio0 >=
+						   UNSTABLE_MIN_EXCESS;
 			}
 		}
 	}
@@ -224,10 +227,9 @@ static void compute_loads(struct causal_amp *a)
 		struct causal_amp_level *lv = &a->levels[k];
 
 		lv->load = -1;
-		if (lv->experiments)
-			lv->arrival_threads /= lv->experiments;
-		if (lv->arrivals > 0 && lv->arrival_threads > 0)
-			lv->period_ns = lv->arrival_threads * lv->duration_ns / lv->arrivals;
+		/* time spent arriving per arrival: windows where nobody arrived do not count */
+		if (lv->arrivals > 0 && lv->thread_time_ns > 0)
+			lv->period_ns = lv->thread_time_ns / lv->arrivals;
 		if (lv->arrival_speedup_ns && lv->arrivals == 0 && !a->no_arrivals_ns)
 			a->no_arrivals_ns = lv->arrival_speedup_ns;
 	}

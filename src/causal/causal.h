@@ -244,6 +244,7 @@ struct causal_amp_point {
 	double relative, rel_low, rel_high; /* against the baseline; interval needs 2+ runs each */
 	double visits;			    /* throughput: sum of deltas; latency: begin visits */
 	double departures;		    /* latency: end visits */
+	double visits_arriving; /* visits in experiments during which something arrived */
 	bool unstable; /* arrivals outrun departures (latency), or outrun visits more than at D = 0
 			*/
 };
@@ -253,7 +254,7 @@ struct causal_amp_level {
 	unsigned runs, experiments;
 	double duration_ns; /* sum of effective durations */
 	double arrivals;
-	double arrival_threads; /* mean threads arriving per experiment (0: unknown) */
+	double thread_time_ns; /* sum of arrival-threads x duration (for period_ns) */
 	double period_ns; /* effective inter-arrival period of one arriving thread (0: unknown) */
 	double load;	  /* x, or -1 when unknown */
 	struct causal_amp_point *points; /* one per profile point */

@@ -221,6 +221,37 @@ static void no_baseline_uses_each_levels_own_period(void **state)
 	causal_profile_free(&p);
 }
 
+/*
+ * Over a whole finite run everything that arrived is eventually done; the
+ * windows after the last arrival (the drain, with arrival-threads=0) must not
+ * hide that arrivals outran departures while they came, nor shorten the
+ * period: d = 0: 100 arrivals, 100 done; d = 5 ms: 100 arrivals, 60 done,
+ * then 40 done in a drain window.
+ */
+static void drain_windows_do_not_hide_instability(void **state)
+{
+	static const char text[] = "startup\ttime=1\n" EXP(
+	    "0", "1000000000", "100", "2") "throughput-point\tname=done\tdelta=100\n"
+					   "startup\ttime=2\n" EXP(
+					       "5000000", "1000000000",
+					       "100", "2") "throughput-point\tname=done\tdelta="
+							   "60\n" EXP("5000000", "1000000000", "0",
+								      "0") "throughput-point\tname="
+									   "done\tdelta=40\n";
+	struct causal_profile p;
+	struct causal_amp a;
+
+	read_profile(&p, text);
+	assert_int_equal(causal_amp_analyze(&p, &a), 0);
+	assert_true(a.levels[1].points[0].unstable);
+	assert_false(a.levels[0].points[0].unstable);
+	/* 2 threads x 1 s / 100 arrivals at d = 0; at 5 ms the drain second does not count */
+	assert_float_equal(a.levels[0].period_ns, 2e7, 1e-6);
+	assert_float_equal(a.levels[1].period_ns, 2e7, 1e-6);
+	causal_amp_free(&a);
+	causal_profile_free(&p);
+}
+
 static void level_view_keeps_one_load(void **state)
 {
 	struct causal_profile p, view;
@@ -263,6 +294,7 @@ int main(void)
 	    cmocka_unit_test(warnings_name_the_levels),
 	    cmocka_unit_test(plain_profiles_are_not_amp),
 	    cmocka_unit_test(no_baseline_uses_each_levels_own_period),
+	    cmocka_unit_test(drain_windows_do_not_hide_instability),
 	    cmocka_unit_test(level_view_keeps_one_load),
 	    cmocka_unit_test(format_ns_for_people),
 	};

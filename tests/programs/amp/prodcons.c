@@ -7,7 +7,7 @@
  * time. Production time = execution time = T by default.
  *
  *   prodcons [-p P] [-c C] [-n N] [-t T_US] [-P SCALE] [-C SCALE]
- *            [--produce=sleep|spin] [--consume=sleep|spin]
+ *            [--produce=sleep|spin] [--consume=sleep|spin] [--no-arrival] [--shared]
  *
  * -P / -C scale the production / execution time: the real load changes that
  * AMP's predictions are compared with (-P 0.75 is 25% more load in the
@@ -16,6 +16,11 @@
  * waits on I/O) so that the result does not depend on the number of cores;
  * "spin" work computes (a fixed, calibrated number of loop iterations) so that
  * the profiler can sample it and speed it up.
+ *
+ * --no-arrival leaves the arrival point out; --shared has the producers also
+ * run each task's work themselves (in the consumers' code) before adding it:
+ * an arriving thread that processes requests, which AMP warns about. Both
+ * exist for lever's tests.
  *
  * The arrival point is just before the task is added (as in the chapter),
  * and a progress point follows every finished task. Prints the tasks done
@@ -44,6 +49,7 @@ static struct {
 static unsigned tasks_per_producer = 200;
 static double work_ns = 2e6, produce_scale = 1.0, consume_scale = 1.0;
 static int produce_spins, consume_spins; /* 0: sleep */
+static int no_arrival, shared_work;
 static double spins_per_ns;
 static volatile unsigned long sink;
 
@@ -69,10 +75,16 @@ static void spin(unsigned long n)
 		sink += i; /* LINE:spin */
 }
 
+static void run_task(struct task *t);
+
 static void produce(void)
 {
 	double ns = work_ns * produce_scale;
 
+	if (shared_work) {
+		run_task(NULL);
+		return;
+	}
 	if (produce_spins)
 		spin((unsigned long)(ns * spins_per_ns));
 	else
@@ -104,7 +116,8 @@ static void *producer(void *unused)
 		t = calloc(1, sizeof(*t));
 		if (!t)
 			abort();
-		LEVER_ARRIVAL("task");
+		if (!no_arrival)
+			LEVER_ARRIVAL("task");
 		pthread_mutex_lock(&queue.lock);
 		if (queue.tail)
 			queue.tail->next = t;
@@ -165,8 +178,9 @@ static void calibrate(void)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: prodcons [-p P] [-c C] [-n N] [-t T_US] [-P SCALE] [-C SCALE] "
-			"[--produce=sleep|spin] [--consume=sleep|spin]\n");
+	fprintf(stderr,
+		"usage: prodcons [-p P] [-c C] [-n N] [-t T_US] [-P SCALE] [-C SCALE] "
+		"[--produce=sleep|spin] [--consume=sleep|spin] [--no-arrival] [--shared]\n");
 	return 2;
 }
 
@@ -180,7 +194,11 @@ int main(int argc, char **argv)
 		const char *a = argv[i];
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 
-		if (!strcmp(a, "--produce=spin") || !strcmp(a, "--produce=sleep"))
+		if (!strcmp(a, "--no-arrival"))
+			no_arrival = 1;
+		else if (!strcmp(a, "--shared"))
+			shared_work = 1;
+		else if (!strcmp(a, "--produce=spin") || !strcmp(a, "--produce=sleep"))
 			produce_spins = !strcmp(a, "--produce=spin");
 		else if (!strcmp(a, "--consume=spin") || !strcmp(a, "--consume=sleep"))
 			consume_spins = !strcmp(a, "--consume=spin");
