@@ -80,10 +80,10 @@ struct thread_state {
 		_Atomic size_t count;
 		size_t unused;
 	} arrival;
-	uint64_t arrivals_folded; /* arrivals already turned into virtual speedup */
-	uint64_t registered_ns;	  /* when the thread registered (arrival period) */
-	uint64_t slept_ns;	  /* pauses slept by this thread (arrival period) */
-	bool counted_exit;	  /* its arrivals were added to rt.arrivals_exited */
+	uint64_t arrivals_folded;  /* arrivals already turned into virtual speedup */
+	uint64_t registered_ns;	   /* when the thread registered (arrival period) */
+	uint64_t slept_ns;	   /* pauses slept by this thread (arrival period) */
+	_Atomic bool counted_exit; /* its arrivals were added to rt.arrivals_exited */
 	/* profiler thread only: arrival count and tid when the experiment began */
 	uint64_t arrivals_mark;
 	pid_t mark_tid;

@@ -112,7 +112,7 @@ struct thread_state *thread_register(uint64_t parent_local, uint64_t parent_epoc
 	t->arrivals_folded = 0;
 	t->registered_ns = time_monotonic_ns();
 	t->slept_ns = 0;
-	t->counted_exit = false;
+	atomic_store(&t->counted_exit, false);
 	t->mark_tid = 0;
 	atomic_store(&t->blocked, 0);
 	atomic_store(&t->ack, atomic_load(&rt.end_request));
@@ -158,27 +158,34 @@ static _Atomic unsigned arriving_exited; /* threads that arrived since the mark,
 void threads_note_arrivals_at_exit(struct thread_state *t)
 {
 	uint64_t mark = t->mark_tid == t->tid ? t->arrivals_mark : 0;
+	uint64_t n = atomic_load(&t->arrival.count);
 
-	if (t->counted_exit)
+	if (atomic_load(&t->counted_exit))
 		return;
-	t->counted_exit = true;
-	if (atomic_load(&t->arrival.count) > mark)
+	if (n > mark)
 		atomic_fetch_add(&arriving_exited, 1);
 	note_arrival_period(t);
-	atomic_fetch_add(&rt.arrivals_exited, atomic_load(&t->arrival.count));
+	/* published before the flag: a reader may count them twice for a moment, never lose them */
+	atomic_fetch_add(&rt.arrivals_exited, n);
+	atomic_store(&t->counted_exit, true);
 }
 
-static void sum_arrivals(struct thread_state *t, void *ctx)
-{
-	if (!t->counted_exit)
-		*(uint64_t *)ctx += atomic_load_explicit(&t->arrival.count, memory_order_relaxed);
-}
-
+/*
+ * Every slot, exiting threads included (their arrivals would be missing
+ * between the start of their exit and its bookkeeping otherwise).
+ */
 uint64_t threads_arrivals(void)
 {
+	size_t high = atomic_load_explicit(&slots_high, memory_order_acquire);
 	uint64_t n = atomic_load(&rt.arrivals_exited);
 
-	threads_foreach(sum_arrivals, &n);
+	for (size_t i = 0; i < high; i++) {
+		struct thread_state *t = &thread_table[i];
+
+		if (atomic_load_explicit(&t->used, memory_order_acquire) &&
+		    !atomic_load(&t->counted_exit))
+			n += atomic_load_explicit(&t->arrival.count, memory_order_relaxed);
+	}
 	return n;
 }
 
