@@ -326,6 +326,38 @@ static void arrivals_between_experiments_are_not_amplified(void **state)
 	assert_int_equal(pauses, 0);
 }
 
+/*
+ * A thread that folds only at its next batch: the arrivals it counted before
+ * the experiment began (the profiler marked them) are not sped up, the later
+ * ones are, also while the experiment is being settled (ENDING).
+ */
+static void only_arrivals_since_the_start_are_amplified(void **state)
+{
+	struct thread_state producer = {0};
+	uint64_t g0;
+
+	start_experiment(0);
+	rt.cfg.arrival_ns = 10 * NSEC_PER_USEC;
+	g0 = atomic_load(&rt.global);
+	arrive(&producer, 5); /* before the start, not yet folded */
+	atomic_store(&producer.arrivals_mark, 5);
+	atomic_store(&producer.mark_epoch, atomic_load(&rt.epoch));
+	arrive(&producer, 2);
+	delays_catch_up(&producer);
+	assert_int_equal(atomic_load(&rt.global) - g0, 20 * NSEC_PER_USEC);
+	atomic_store(&rt.active, EXPERIMENT_ENDING);
+	arrive(&producer, 3);
+	delays_catch_up(&producer);
+	assert_int_equal(atomic_load(&rt.global) - g0, 50 * NSEC_PER_USEC);
+	/* a mark of an older experiment (or of the slot's previous thread) is ignored */
+	start_experiment(0);
+	rt.cfg.arrival_ns = 10 * NSEC_PER_USEC;
+	g0 = atomic_load(&rt.global);
+	arrive(&producer, 1);
+	delays_catch_up(&producer);
+	assert_int_equal(atomic_load(&rt.global) - g0, 10 * NSEC_PER_USEC);
+}
+
 static void zero_arrival_speedup_counts_but_adds_no_delay(void **state)
 {
 	struct thread_state producer = {0}, consumer = {0};
@@ -418,6 +450,7 @@ int main(void)
 	    cmocka_unit_test(arrivals_are_folded_once),
 	    cmocka_unit_test(arrivals_and_line_samples_share_one_protocol),
 	    cmocka_unit_test(arrivals_between_experiments_are_not_amplified),
+	    cmocka_unit_test(only_arrivals_since_the_start_are_amplified),
 	    cmocka_unit_test(zero_arrival_speedup_counts_but_adds_no_delay),
 	    cmocka_unit_test(blocked_consumer_is_credited_for_arrivals),
 	    cmocka_unit_test(arrivals_are_folded_before_blocking),

@@ -85,20 +85,30 @@ void delays_catch_up(struct thread_state *t)
 	}
 }
 
+/*
+ * Arrivals since the last fold speed this thread up while an experiment runs
+ * or is being settled; those counted before it began (the profiler marked
+ * the count then) or between experiments are not sped up, as Coz's line
+ * speedups.
+ */
 void delays_fold_arrivals(struct thread_state *t)
 {
 	uint64_t n = atomic_load_explicit(&t->arrival.count, memory_order_relaxed);
-	uint64_t fresh = n - t->arrivals_folded;
+	uint64_t from = t->arrivals_folded, mark;
 
-	if (!fresh)
+	if (n == from)
 		return;
 	t->arrivals_folded = n;
-	/* between experiments nothing is sped up (as Coz's line speedups) */
-	if (rt.cfg.arrival_ns &&
-	    atomic_load_explicit(&rt.active, memory_order_acquire) == EXPERIMENT_RUNNING) {
-		delays_sync_epoch(t);
-		t->local += fresh * rt.cfg.arrival_ns;
-	}
+	if (!rt.cfg.arrival_ns ||
+	    atomic_load_explicit(&rt.active, memory_order_acquire) == EXPERIMENT_IDLE)
+		return;
+	delays_sync_epoch(t);
+	mark = atomic_load(&t->arrivals_mark);
+	if (atomic_load(&t->mark_epoch) == t->epoch && atomic_load(&t->mark_tid) == t->tid &&
+	    mark > from)
+		from = mark;
+	if (n > from)
+		t->local += (n - from) * rt.cfg.arrival_ns;
 }
 
 void delays_pre_block(struct thread_state *t)

@@ -192,7 +192,7 @@ static void run_experiment(struct line_info *line, unsigned speedup)
 	progress_snapshot_take(before);
 	g0 = atomic_load(&rt.global);
 	a0 = threads_arrivals();
-	threads_mark_arrivals();
+	threads_mark_arrivals(atomic_load(&rt.epoch) + 1); /* the epoch this experiment gets */
 	s0 = atomic_load(&line->samples);
 	t0 = time_monotonic_ns();
 	atomic_store(&rt.epoch_global, g0);

@@ -84,9 +84,14 @@ struct thread_state {
 	uint64_t registered_ns;	   /* when the thread registered (arrival period) */
 	uint64_t slept_ns;	   /* pauses slept by this thread (arrival period) */
 	_Atomic bool counted_exit; /* its arrivals were added to rt.arrivals_exited */
-	/* profiler thread only: arrival count and tid when the experiment began */
-	uint64_t arrivals_mark;
-	pid_t mark_tid;
+	/*
+	 * Written by the profiler thread as an experiment begins: the thread's
+	 * arrival count then, its tid (a reused slot's mark is not its own) and
+	 * the experiment's epoch. Arrivals before the start are not sped up.
+	 */
+	_Atomic uint64_t arrivals_mark;
+	_Atomic pid_t mark_tid;
+	_Atomic uint64_t mark_epoch;
 
 	/* per-thread uprobe counters of --progress points (see progress.c) */
 	int bp_fd[LEVER_MAX_THREAD_BREAKPOINTS];
@@ -172,7 +177,7 @@ uint64_t threads_arrivals(void);
  * Profiler thread: marks every live thread's arrival count at an experiment's
  * start; then counts the threads that have arrived since (arrival-threads=).
  */
-void threads_mark_arrivals(void);
+void threads_mark_arrivals(uint64_t epoch);
 unsigned threads_arriving_since_mark(void);
 /* Bookkeeping of an exiting thread's arrivals (count, real period). */
 void threads_note_arrivals_at_exit(struct thread_state *t);
@@ -202,8 +207,9 @@ bool sampler_request_catch_up(struct thread_state *t);
 void delays_catch_up(struct thread_state *t);
 /*
  * Turns arrivals counted since the last call into virtual speedup of this
- * thread (local += n * arrival speedup) during an experiment; outside one,
- * just marks them done. Part of delays_catch_up.
+ * thread (local += n * arrival speedup) while an experiment runs or ends,
+ * leaving out those before its start (arrivals_mark); outside one, just marks
+ * them done. Part of delays_catch_up.
  */
 void delays_fold_arrivals(struct thread_state *t);
 /* Before a call that may block: pay what is owed, then remember G. */

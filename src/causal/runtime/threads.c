@@ -113,7 +113,7 @@ struct thread_state *thread_register(uint64_t parent_local, uint64_t parent_epoc
 	t->registered_ns = time_monotonic_ns();
 	t->slept_ns = 0;
 	atomic_store(&t->counted_exit, false);
-	t->mark_tid = 0;
+	atomic_store(&t->mark_tid, 0);
 	atomic_store(&t->blocked, 0);
 	atomic_store(&t->ack, atomic_load(&rt.end_request));
 	t->busy = 1;
@@ -191,14 +191,16 @@ uint64_t threads_arrivals(void)
 
 static void mark_arrivals(struct thread_state *t, void *ctx)
 {
-	t->arrivals_mark = atomic_load_explicit(&t->arrival.count, memory_order_relaxed);
-	t->mark_tid = t->tid;
+	atomic_store(&t->arrivals_mark,
+		     atomic_load_explicit(&t->arrival.count, memory_order_relaxed));
+	atomic_store(&t->mark_tid, t->tid);
+	atomic_store(&t->mark_epoch, *(const uint64_t *)ctx);
 }
 
-void threads_mark_arrivals(void)
+void threads_mark_arrivals(uint64_t epoch)
 {
 	atomic_store(&arriving_exited, 0);
-	threads_foreach(mark_arrivals, NULL);
+	threads_foreach(mark_arrivals, &epoch);
 }
 
 static void count_arriving(struct thread_state *t, void *ctx)
