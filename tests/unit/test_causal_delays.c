@@ -387,6 +387,7 @@ static void blocked_consumer_is_credited_for_arrivals(void **state)
 	rt.cfg.arrival_ns = 30 * NSEC_PER_USEC;
 	delays_pre_block(&woken);
 	delays_pre_block(&timed_out);
+	woken.blocked_at_ns -= NSEC_PER_SEC; /* it has waited a second */
 	arrive(&producer, 5);
 	delays_catch_up(&producer); /* as before pthread_cond_signal */
 	delays_post_block(&woken, true);
@@ -397,6 +398,38 @@ static void blocked_consumer_is_credited_for_arrivals(void **state)
 	assert_int_equal(atomic_load(&rt.global) - timed_out.local, 150 * NSEC_PER_USEC);
 	delays_catch_up(&timed_out);
 	assert_int_equal(pauses, 1);
+}
+
+/*
+ * G rises in steps of the arrival speedup. A consumer that blocked only just
+ * before a 20 ms step cannot have waited 20 ms: its credit is capped at the
+ * time it was blocked, and it pays the rest (else its virtual clock would go
+ * backwards and idle consumers would do impossible amounts of work).
+ */
+static void wake_credit_is_capped_at_the_time_blocked(void **state)
+{
+	struct thread_state producer = {0}, consumer = {0};
+	uint64_t g0;
+
+	start_experiment(0);
+	rt.cfg.arrival_ns = 20 * NSEC_PER_MSEC;
+	g0 = atomic_load(&rt.global);
+	delays_pre_block(&consumer);
+	arrive(&producer, 1);
+	delays_catch_up(&producer);
+	delays_post_block(&consumer, true); /* woken within microseconds */
+	assert_true(consumer.local - g0 < 10 * NSEC_PER_MSEC);
+	delays_catch_up(&consumer);
+	assert_int_equal(pauses, 1);
+	assert_int_equal(consumer.local, producer.local);
+	/* line speedups alone keep Coz's whole credit */
+	start_experiment(20 * NSEC_PER_MSEC);
+	g0 = atomic_load(&rt.global);
+	delays_pre_block(&consumer);
+	selected_samples(&producer, 1);
+	delays_catch_up(&producer);
+	delays_post_block(&consumer, true);
+	assert_int_equal(consumer.local - g0, 20 * NSEC_PER_MSEC);
 }
 
 /* An arriving thread that blocks first makes its arrivals count (pre-block catch-up). */
@@ -454,6 +487,7 @@ int main(void)
 	    cmocka_unit_test(zero_arrival_speedup_counts_but_adds_no_delay),
 	    cmocka_unit_test(blocked_consumer_is_credited_for_arrivals),
 	    cmocka_unit_test(arrivals_are_folded_before_blocking),
+	    cmocka_unit_test(wake_credit_is_capped_at_the_time_blocked),
 	    cmocka_unit_test(wrappers_bracket_busy),
 	};
 

@@ -118,7 +118,30 @@ void delays_pre_block(struct thread_state *t)
 	delays_catch_up(t);
 	t->epoch_at_block = t->epoch;
 	t->global_at_block = atomic_load(&rt.global);
+	if (rt.cfg.arrival_ns)
+		t->blocked_at_ns = time_monotonic_ns();
 	atomic_store(&t->blocked, 1);
+}
+
+/*
+ * The delay a woken thread skips. With load amplification G rises in steps
+ * of the arrival speedup (up to ms at once): a thread that blocked just
+ * before a step and is woken right after would skip the whole step and run
+ * ahead of everybody's virtual time, its clock going backwards; e.g. idle
+ * consumers finish more work than is possible. A thread cannot have waited
+ * longer than it was blocked, so the credit is capped there; the rest of the
+ * step it pays as usual. (Line speedups raise G in small steps; their
+ * credit is left as Coz's.)
+ */
+static uint64_t wake_credit(const struct thread_state *t, uint64_t added)
+{
+	uint64_t now, blocked;
+
+	if (!rt.cfg.arrival_ns)
+		return added;
+	now = time_monotonic_ns();
+	blocked = now > t->blocked_at_ns ? now - t->blocked_at_ns : 0;
+	return added < blocked ? added : blocked;
 }
 
 void delays_post_block(struct thread_state *t, bool woken_by_other)
@@ -137,7 +160,7 @@ void delays_post_block(struct thread_state *t, bool woken_by_other)
 		g = atomic_load(&rt.global);
 		if (t->epoch_at_block == epoch) {
 			if (g > t->global_at_block)
-				t->local += g - t->global_at_block;
+				t->local += wake_credit(t, g - t->global_at_block);
 		} else {
 			t->epoch = epoch;
 			t->local = g;

@@ -72,8 +72,9 @@ struct thread_state {
 	unsigned long timer_slack; /* the thread's own, restored after our sleeps */
 	uint64_t global_at_block;
 	uint64_t epoch_at_block;
-	_Atomic int blocked;  /* inside a blocking call we wrap */
-	_Atomic uint64_t ack; /* last end-of-experiment request this thread answered */
+	uint64_t blocked_at_ns; /* when it blocked (AMP caps the wake-up credit) */
+	_Atomic int blocked;	/* inside a blocking call we wrap */
+	_Atomic uint64_t ack;	/* last end-of-experiment request this thread answered */
 
 	/* load amplification: this thread's arrival counter (Coz's counter layout) */
 	struct {
