@@ -34,6 +34,11 @@ speedups="0 0.1 0.25 0.4"
 out=$src/bench/results/amp.md
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# AMP_REPORT_ONLY=DIR: recompute the tables from the raw data kept in DIR
+if [ -n "${AMP_REPORT_ONLY:-}" ]; then
+	cp "$AMP_REPORT_ONLY"/* "$tmp"/
+	runs=$(awk '$1 == 2 && $2 == 0 { n++ } END { print n }' "$tmp/real")
+fi
 [ -x "$prog" ] && [ -x "$lever" ] || { echo "build first: $prog, $lever" >&2; exit 1; }
 prio_sleep=${AMP_PRIO_SLEEP-chrt -f 10}
 prio_spin=${AMP_PRIO_SPIN-nice -n -15}
@@ -74,6 +79,7 @@ causal_round() {
 	done
 }
 
+[ -n "${AMP_REPORT_ONLY:-}" ] || {
 echo "bench/amp: $runs rounds (scalability: C = 2, 3, 4 x $(wc -w <<<"$levels") loads;" \
 	"Figure 6.4: 2 loads x $(wc -w <<<"$speedups") consumer speedups), real and AMP" >&2
 for r in $(seq 1 "$runs"); do
@@ -81,8 +87,10 @@ for r in $(seq 1 "$runs"); do
 	for c in 2 3 4; do scalability_round $c "$r"; done
 	causal_round
 done
+}
 
 # AMP durations per (C, x): from the experiment records of each profile.
+rm -f "$tmp/amp"
 for c in 2 3 4; do
 	awk -F'\t' -v c=$c -v t=$t_us '$1 == "experiment" {
 		for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
@@ -94,14 +102,28 @@ awk -F'\t' -v t=$t_us '$1 == "experiment" {
 	printf "%.4f %.4f %s\n", f["arrival-speedup"] / (t * 1000), f["speedup"], f["duration"] }' \
 	"$tmp/causal.coz" >"$tmp/amp-causal"
 
-# mean and sd of times per key, then relative throughput against the key's baseline
+# Times per key, in round order (the i-th value of a key is from round i).
+# Relative throughput per round = time at x=0 / time at x of the same round
+# (paired: the two ran minutes apart at most); reported as the median over
+# rounds with the range, robust to a run hit by a burst of the machine's load.
 stats='
-function add(k, v) { n[k]++; s[k] += v; q[k] += v * v }
-function mean(k) { return s[k] / n[k] }
-function sd(k) { return n[k] > 1 ? sqrt((q[k] - s[k] * s[k] / n[k]) / (n[k] - 1)) : 0 }
-# relative throughput m0/m and its sd (first-order propagation)
-function rel(k0, k) { return mean(k0) / mean(k) }
-function relsd(k0, k) { return rel(k0, k) * sqrt((sd(k0) / mean(k0))^2 + (sd(k) / mean(k))^2) }
+function add(k, v) { n[k]++; val[k, n[k]] = v }
+function median(a, m,   i, j, t) {
+	for (i = 2; i <= m; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+	return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+}
+# per-round ratios of k0 over k into r[], their count returned
+function ratios(k0, k, r,   i, m) {
+	m = n[k0] < n[k] ? n[k0] : n[k]
+	for (i = 1; i <= m; i++) r[i] = val[k0, i] / val[k, i]
+	return m
+}
+function rel(k0, k,   r, m) { m = ratios(k0, k, r); return median(r, m) }
+function span(k0, k,   r, m, i, lo, hi) {
+	m = ratios(k0, k, r); lo = hi = r[1]
+	for (i = 2; i <= m; i++) { if (r[i] < lo) lo = r[i]; if (r[i] > hi) hi = r[i] }
+	return sprintf("[%.2f, %.2f]", lo, hi)
+}
 '
 {
 	echo "# AMP validation: producer-consumer (dissertation Figure 6.1)"
@@ -116,8 +138,8 @@ function relsd(k0, k) { return rel(k0, k) * sqrt((sd(k0) / mean(k0))^2 + (sd(k) 
 		"--fixed-speedup=0 --end-to-end\`, effective runtime."
 	echo "Priorities: waiting runs \`${prio_sleep:-none}\`, spinning runs \`${prio_spin:-none}\`" \
 		"(real and AMP alike), to shield them from the other users of the machine."
-	echo "Relative throughput = mean time at x=0 / mean time at x (± first-order sd);" \
-		"oracle min(1/(1-x), C/2) (spec §9)."
+	echo "Relative throughput: per round, time at x=0 / time at x (paired, same round);" \
+		"median over the rounds, [min, max] beside it; oracle min(1/(1-x), C/2) (spec §9)."
 	echo
 	echo "## Scalability (Figures 6.2/6.3)"
 	echo
@@ -135,9 +157,9 @@ function relsd(k0, k) { return rel(k0, k) * sqrt((sd(k0) / mean(k0))^2 + (sd(k) 
 					o = 1 / (1 - L[i]); if (o > c / 2) o = c / 2
 					r = rel("1:" k0, "1:" k); a = rel("2:" k0, "2:" k)
 					d = 100 * (a - r); if (d < 0) d = -d; if (d > worst) worst = d
-					printf "| %d | %d%% | %d | %.3f | %.3f ± %.3f | %.3f ± %.3f | %.1f |\n",
+					printf "| %d | %d%% | %d | %.3f | %.3f %s | %.3f %s | %.1f |\n",
 						c, L[i] * 100 + 0.5, L[i] * t * 1000 + 0.5, o, r,
-						relsd("1:" k0, "1:" k), a, relsd("2:" k0, "2:" k), d
+						span("1:" k0, "1:" k), a, span("2:" k0, "2:" k), d
 				}
 				printf "| **%d** | | | | | | **max %.1f** |\n", c, worst
 			}
@@ -165,9 +187,9 @@ function relsd(k0, k) { return rel(k0, k) * sqrt((sd(k0) / mean(k0))^2 + (sd(k) 
 					o = 1 / (1 - S[i]); cap = 1 / (1 - x); if (o > cap) o = cap
 					r = rel("1:" k0, "1:" k); a = rel("2:" k0, "2:" k)
 					d = 100 * (a - r); if (d < 0) d = -d; if (d > worst) worst = d
-					printf "| %d%% | %d%% | %.3f | %.3f ± %.3f | %.3f ± %.3f | %.1f |\n",
-						x * 100, S[i] * 100 + 0.5, o, r, relsd("1:" k0, "1:" k), a,
-						relsd("2:" k0, "2:" k), d
+					printf "| %d%% | %d%% | %.3f | %.3f %s | %.3f %s | %.1f |\n",
+						x * 100, S[i] * 100 + 0.5, o, r, span("1:" k0, "1:" k), a,
+						span("2:" k0, "2:" k), d
 				}
 				printf "| **%d%%** | | | | | **max %.1f** |\n", x * 100, worst
 			}
@@ -187,4 +209,7 @@ function relsd(k0, k) { return rel(k0, k) * sqrt((sd(k0) / mean(k0))^2 + (sd(k) 
 		echo '```'
 	fi
 } >"$out"
+mkdir -p "$src/bench/results/amp-raw"
+cp "$tmp"/real "$tmp"/real-causal "$tmp"/amp-c*.coz "$tmp"/causal.coz "$tmp"/amp-stderr \
+	"$src/bench/results/amp-raw/" 2>/dev/null || true
 cat "$out"

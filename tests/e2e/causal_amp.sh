@@ -37,8 +37,8 @@ echo "ok: plain runs have no arrival keys"
 "$lever" causal --arrival-speedup=1ms --fixed-speedup=0 --end-to-end -o "$tmp/g1.coz" \
 	-- "$prog" -c 2 -n 10 -t 5000 --no-arrival >/dev/null 2>"$tmp/err"
 grep -q "no arrival point was visited" "$tmp/err" || fail "no-arrival warning: $(cat "$tmp/err")"
-"$lever" causal --arrival-speedup=20ms --fixed-speedup=0 --end-to-end -o "$tmp/g2.coz" \
-	-- "$prog" -c 4 -n 10 -t 5000 >/dev/null 2>"$tmp/err"
+"$lever" causal --arrival-speedup=50ms --fixed-speedup=0 --end-to-end -o "$tmp/g2.coz" \
+	-- "$prog" -c 4 -n 6 -t 2000 >/dev/null 2>"$tmp/err"
 grep -q "reaches the measured inter-arrival period" "$tmp/err" ||
 	fail "beyond-period warning: $(cat "$tmp/err")"
 "$lever" causal --arrival-speedup=1ms --fixed-speedup=0 --end-to-end -o "$tmp/g3.coz" \
