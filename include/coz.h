@@ -29,6 +29,8 @@
  * _coz_add_delays(). Use each macro as a statement, with a semicolon:
  *
  *   COZ_PROGRESS;  COZ_PROGRESS_NAMED("name");  COZ_BEGIN("name");  COZ_END("name");
+ *   COZ_ARRIVAL;  (a request arrives: load amplification, lever causal --arrival-speedup;
+ *                  COZ_BEGIN counts as an arrival too)
  *   COZ_PRE_BLOCK;  COZ_POST_BLOCK(skip);  COZ_CATCH_UP;
  *
  * No -ldl is needed at link time; see lever.h.
@@ -49,6 +51,7 @@ typedef struct lever_counter coz_counter_t;
 #define COZ_PROGRESS_NAMED(name) LEVER_PROGRESS_NAMED(name)
 #define COZ_BEGIN(name)		 LEVER_BEGIN(name)
 #define COZ_END(name)		 LEVER_END(name)
+#define COZ_ARRIVAL		 LEVER_ARRIVAL("arrival")
 
 #define COZ_PRE_BLOCK	     LEVER_PRE_BLOCK
 #define COZ_POST_BLOCK(skip) LEVER_POST_BLOCK(skip)

@@ -30,9 +30,14 @@
  *   LEVER_PROGRESS;                  a unit of work finished here (throughput)
  *   LEVER_PROGRESS_NAMED("name");    same, for a named point; sites with the
  *                                    same name share one counter
- *   LEVER_BEGIN("name");             a request/transaction starts (latency)
+ *   LEVER_BEGIN("name");             a request/transaction starts (latency);
+ *                                    also counts as an arrival (see below)
  *   LEVER_END("name");               ... and ends (Little's law gives latency)
- *   LEVER_ARRIVAL("name");           reserved: arrivals for load amplification
+ *   LEVER_ARRIVAL("name");           a request arrives (load amplification,
+ *                                    `lever causal --arrival-speedup`): the
+ *                                    thread executing it is virtually sped up
+ *                                    by the arrival speedup per visit. Counted
+ *                                    per thread; the name is documentation.
  *
  *   LEVER_PRE_BLOCK;                 about to block in a custom primitive
  *   LEVER_POST_BLOCK(skip);          woke up; skip != 0 if woken by another thread
@@ -57,7 +62,7 @@ extern "C" {
 #define LEVER_COUNTER_THROUGHPUT 1
 #define LEVER_COUNTER_BEGIN	 2
 #define LEVER_COUNTER_END	 3
-#define LEVER_COUNTER_ARRIVAL	 4 /* reserved */
+#define LEVER_COUNTER_ARRIVAL	 4 /* per-thread arrivals; see _lever_arrival_counter */
 
 /* The runtime's counter; the layout is part of the ABI. */
 struct lever_counter {
@@ -170,14 +175,59 @@ static inline void lever_post_block_(int skip_delays)
 			__atomic_add_fetch(&lever_c_->count, 1, __ATOMIC_RELAXED);                 \
 	} while (0)
 
+typedef struct lever_counter *(*lever_arrival_counter_fn)(void);
+
+/*
+ * The calling thread's arrival counter, asked for once per thread (the
+ * runtime keeps one per thread: only the arriving thread is sped up) and
+ * cached in TLS; NULL without lever.
+ */
+static inline struct lever_counter *lever_arrival_counter_(void)
+{
+	static lever_arrival_counter_fn fn;
+	static int looked_up;
+	static __thread struct lever_counter *counter;
+	static __thread int asked;
+	lever_arrival_counter_fn f;
+
+	if (__builtin_expect(asked, 1))
+		return counter;
+	if (!__atomic_load_n(&looked_up, __ATOMIC_ACQUIRE)) {
+		void *p = lever_lookup_("_lever_arrival_counter");
+
+		__builtin_memcpy(&f, &p, sizeof(f));
+		__atomic_store_n(&fn, f, __ATOMIC_RELAXED);
+		__atomic_store_n(&looked_up, 1, __ATOMIC_RELEASE);
+	}
+	f = __atomic_load_n(&fn, __ATOMIC_RELAXED);
+	counter = f ? f() : LEVER_NULL_;
+	asked = 1;
+	return counter;
+}
+
+#define LEVER_COUNT_ARRIVAL_()                                                                     \
+	do {                                                                                       \
+		struct lever_counter *lever_a_ = lever_arrival_counter_();                         \
+		if (lever_a_)                                                                      \
+			__atomic_add_fetch(&lever_a_->count, 1, __ATOMIC_RELAXED);                 \
+	} while (0)
+
 #define LEVER_STR2_(x) #x
 #define LEVER_STR_(x)  LEVER_STR2_(x)
 
 #define LEVER_PROGRESS		   LEVER_COUNT_(LEVER_COUNTER_THROUGHPUT, __FILE__ ":" LEVER_STR_(__LINE__))
 #define LEVER_PROGRESS_NAMED(name) LEVER_COUNT_(LEVER_COUNTER_THROUGHPUT, name)
-#define LEVER_BEGIN(name)	   LEVER_COUNT_(LEVER_COUNTER_BEGIN, name)
-#define LEVER_END(name)		   LEVER_COUNT_(LEVER_COUNTER_END, name)
-#define LEVER_ARRIVAL(name)	   LEVER_COUNT_(LEVER_COUNTER_ARRIVAL, name)
+#define LEVER_BEGIN(name)                                                                          \
+	do {                                                                                       \
+		LEVER_COUNT_(LEVER_COUNTER_BEGIN, name);                                           \
+		LEVER_COUNT_ARRIVAL_();                                                            \
+	} while (0)
+#define LEVER_END(name) LEVER_COUNT_(LEVER_COUNTER_END, name)
+#define LEVER_ARRIVAL(name)                                                                        \
+	do {                                                                                       \
+		(void)(name);                                                                      \
+		LEVER_COUNT_ARRIVAL_();                                                            \
+	} while (0)
 
 #define LEVER_PRE_BLOCK	       lever_pre_block_()
 #define LEVER_POST_BLOCK(skip) lever_post_block_(skip)

@@ -55,7 +55,12 @@ struct causal_experiment {
 	int speedup_pct;   /* speedup in whole percent, 0..100 */
 	int64_t duration;  /* effective duration in ns, always > 0 (others are dropped) */
 	int64_t selected_samples;
-	size_t first_delta; /* index into profile->deltas */
+	/* load amplification (AMP); has_arrival_speedup is false in plain runs */
+	bool has_arrival_speedup;
+	uint64_t arrival_speedup_ns; /* per arrival, fixed for the run */
+	int64_t arrivals;	     /* arrivals counted during the experiment */
+	int64_t arrival_threads;     /* threads that arrived during it (0: not recorded) */
+	size_t first_delta;	     /* index into profile->deltas */
 	size_t n_deltas;
 	uint32_t source; /* string id of the file the record came from */
 	uint64_t lineno; /* line of the experiment record in that file */
@@ -290,5 +295,74 @@ void causal_report_json(FILE *out, const struct causal_profile *p, const struct 
 /* One self-contained HTML page with a chart per line (inline SVG and a little JS). */
 void causal_report_html(FILE *out, const struct causal_profile *p, const struct causal_summary *s,
 			const struct causal_report_options *opt);
+
+/* ================================================================ AMP (amp.c)
+ * Load amplification: runs of `lever causal --arrival-speedup=D` (one D per
+ * run, recorded in every experiment) grouped by D. For each level and each
+ * progress point, one value per run (throughput: visits per effective
+ * second; latency: W = L / lambda by Little's law), their mean with a 95%
+ * t interval, and the performance relative to the baseline level D = 0 with
+ * a 95% BCa bootstrap interval (throughput: rate / rate_0; latency: W_0 / W;
+ * > 1 is better). Load x = D / p_0, where p_0 is the inter-arrival period of
+ * one arriving thread at D = 0 (spec/amp.md §3.5: x = 0 is the test load, x
+ * = 1 an inter-arrival time of zero; the arrival rate is 1 / (1 - x) times
+ * the test's).
+ */
+
+struct causal_amp_point {
+	unsigned runs;	  /* runs with a value */
+	double value;	  /* mean over runs: visits/s, or latency in ns */
+	double low, high; /* 95% t interval of the mean (= value with one run) */
+	bool has_relative;
+	double relative, rel_low, rel_high; /* against the baseline; interval needs 2+ runs each */
+	double visits;			    /* throughput: sum of deltas; latency: begin visits */
+	double departures;		    /* latency: end visits */
+	double visits_arriving; /* visits in experiments during which something arrived */
+	bool unstable; /* arrivals outrun departures (latency), or outrun visits more than at D = 0
+			*/
+};
+
+struct causal_amp_level {
+	uint64_t arrival_speedup_ns;
+	unsigned runs, experiments;
+	double duration_ns; /* sum of effective durations */
+	double arrivals;
+	double thread_time_ns; /* sum of arrival-threads x duration (for period_ns) */
+	double period_ns; /* effective inter-arrival period of one arriving thread (0: unknown) */
+	double load;	  /* x, or -1 when unknown */
+	struct causal_amp_point *points; /* one per profile point */
+};
+
+struct causal_amp {
+	struct causal_amp_level *levels; /* ascending arrival speedup */
+	size_t n_levels, n_points;
+	long baseline;		    /* index of the D = 0 level, or -1 */
+	double base_period_ns;	    /* p_0 (0: unknown) */
+	uint64_t no_arrivals_ns;    /* a level D > 0 where nothing arrived (0: none) */
+	uint64_t beyond_period_ns;  /* smallest D >= p_0 (0: none) */
+	size_t ignored_experiments; /* experiments without arrival-speedup */
+};
+
+/*
+ * Groups the experiments that carry arrival-speedup by level. Returns 0, 1
+ * when the profile has none (not an AMP profile), or -1 when out of memory.
+ */
+int causal_amp_analyze(const struct causal_profile *p, struct causal_amp *out);
+void causal_amp_free(struct causal_amp *a);
+/*
+ * A view of p with only the experiments at one arrival speedup, for
+ * causal_summarize (one causal profile per load, each against its own
+ * same-load baseline). It shares p's other arrays; free it with
+ * causal_amp_view_free, never causal_profile_free. Returns 0 or -1 (memory).
+ */
+int causal_amp_level_view(const struct causal_profile *p, uint64_t arrival_speedup_ns,
+			  struct causal_profile *view);
+void causal_amp_view_free(struct causal_profile *view);
+/* The scalability tables, one per progress point. */
+void causal_amp_report_text(FILE *out, const struct causal_profile *p, const struct causal_amp *a);
+/* The guard rails (unstable levels, loads beyond the period, no arrivals) on err. */
+void causal_amp_warn(FILE *err, const struct causal_profile *p, const struct causal_amp *a);
+/* "750 us", "1.5 ms": an arrival speedup for people. */
+void causal_amp_format_ns(char *buf, size_t size, uint64_t ns);
 
 #endif

@@ -505,6 +505,18 @@ static void read_experiment(struct reader *rd, const struct record *rec)
 	if (find_field(rec, "selected-samples") &&
 	    !get_count(rd, rec, "experiment", "selected-samples", &e.selected_samples))
 		goto bad;
+	/* load amplification (AMP): the run's arrival speedup and what arrived */
+	if (find_field(rec, "arrival-speedup")) {
+		if (!get_unsigned(rd, rec, "experiment", "arrival-speedup", &e.arrival_speedup_ns))
+			goto bad;
+		e.has_arrival_speedup = true;
+	}
+	if (find_field(rec, "arrivals") &&
+	    !get_count(rd, rec, "experiment", "arrivals", &e.arrivals))
+		goto bad;
+	if (find_field(rec, "arrival-threads") &&
+	    !get_count(rd, rec, "experiment", "arrival-threads", &e.arrival_threads))
+		goto bad;
 	run = current_run(rd);
 	if (!run)
 		return;

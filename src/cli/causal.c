@@ -27,6 +27,7 @@
 
 static const char causal_usage[] =
     "usage: lever causal [OPTIONS] -- PROGRAM [ARGS...]\n"
+    "       lever causal sweep --arrival-speedup=LIST -n RUNS [OPTIONS] -- PROGRAM [ARGS...]\n"
     "       lever causal report [OPTIONS] [PROFILE...]\n"
     "\n"
     "Causal profiling (Coz): runs PROGRAM with lever's runtime, which performs\n"
@@ -59,6 +60,18 @@ static const char causal_usage[] =
     "      --min-visits N          progress visits an experiment needs before its\n"
     "                              length stops doubling (default 5)\n"
     "      --seed N                random seed (default: from the clock)\n"
+    "\n"
+    "Load amplification (AMP; arrival points: LEVER_ARRIVAL, COZ_ARRIVAL, or any\n"
+    "LEVER_BEGIN/COZ_BEGIN visit):\n"
+    "      --arrival-speedup TIME  virtually speed up the thread that executes an\n"
+    "                              arrival point by TIME per arrival (delaying all\n"
+    "                              other threads), fixed for the run and recorded in\n"
+    "                              every experiment. TIME: ns (the default unit),\n"
+    "                              us or ms. To turn 1000 req/s in test into 4000:\n"
+    "                              1 ms - 250 us = --arrival-speedup=750us. With\n"
+    "                              --fixed-speedup=0 the run measures scalability\n"
+    "                              alone; without, causal profiles at that load.\n"
+    "                              `lever causal sweep` runs several loads.\n"
     "\n"
     "Sampling:\n"
     "      --sampler=perf|timer|none\n"
@@ -187,6 +200,7 @@ struct causal_options {
 	char period_us[24];
 	char batch[24];
 	char seed[24];
+	char arrival_ns[24];
 };
 
 enum {
@@ -205,6 +219,7 @@ enum {
 	OPT_SAMPLE_PERIOD,
 	OPT_BATCH,
 	OPT_SEED,
+	OPT_ARRIVAL_SPEEDUP,
 };
 
 static const struct option causal_long_options[] = {
@@ -227,6 +242,7 @@ static const struct option causal_long_options[] = {
     {"sample-period", required_argument, NULL, OPT_SAMPLE_PERIOD},
     {"batch", required_argument, NULL, OPT_BATCH},
     {"seed", required_argument, NULL, OPT_SEED},
+    {"arrival-speedup", required_argument, NULL, OPT_ARRIVAL_SPEEDUP},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -346,6 +362,13 @@ static int apply_option(struct causal_options *o, int c, const char *arg)
 	case OPT_SEED:
 		return set_number(o->seed, sizeof(o->seed), arg, 0, UINT64_MAX, "--seed",
 				  "an unsigned 64-bit integer");
+	case OPT_ARRIVAL_SPEEDUP:
+		if (!causal_parse_arrival_speedup(arg, &v))
+			return usage_error("--arrival-speedup: '%s' is not a time from 0 to 1h "
+					   "(ns, us, ms or s; a bare number is ns)",
+					   arg);
+		snprintf(o->arrival_ns, sizeof(o->arrival_ns), "%llu", (unsigned long long)v);
+		return 0;
 	default:
 		return EXIT_USAGE;
 	}
@@ -466,6 +489,7 @@ static int export_settings(const struct causal_options *o, const char *output)
 	    {LEVER_ENV_PERIOD_US, o->period_us},
 	    {LEVER_ENV_BATCH, o->batch},
 	    {LEVER_ENV_SEED, o->seed},
+	    {LEVER_ENV_ARRIVAL_SPEEDUP, o->arrival_ns},
 	};
 
 	/* Unset what was not asked for, so settings never leak in from the caller. */
@@ -588,10 +612,26 @@ out:
 	return ret;
 }
 
+/* An arrival speedup: a duration whose bare number is in ns (as Coz's flag). */
+bool causal_parse_arrival_speedup(const char *text, uint64_t *ns)
+{
+	char *end;
+	double v;
+
+	if (!text || !*text)
+		return false;
+	v = strtod(text, &end);
+	if (!(v >= 0.0 && v <= 4e12)) /* keep the conversion to ns in range */
+		return false;
+	return time_parse_duration(text, 1, ns) && *ns <= HOUR_NS;
+}
+
 int cmd_causal(int argc, char **argv)
 {
 	if (argc >= 2 && strcmp(argv[1], "report") == 0)
 		return cmd_causal_report(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "sweep") == 0)
+		return cmd_causal_sweep(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "run") == 0)
 		return run_profiler(argc - 1, argv + 1); /* Coz's `coz run` spelling */
 	if (argc < 2)

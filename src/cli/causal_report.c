@@ -26,6 +26,13 @@ static const char report_usage[] =
     "each line speedup, with bootstrap confidence intervals, the slope of the\n"
     "fitted line (steepest first) and a flag for contention (slope below 0).\n"
     "\n"
+    "Profiles of `lever causal --arrival-speedup` runs (load amplification, e.g.\n"
+    "from `lever causal sweep`) first get the scalability curve: per progress\n"
+    "point, throughput or latency at each arrival speedup with 95% CIs over runs,\n"
+    "and relative to arrival speedup 0; then one causal profile per load level,\n"
+    "each line's curve against its own same-load baseline (in the table; --json\n"
+    "and --html do not have them yet).\n"
+    "\n"
     "  --sort KEY              rank by slope (default; the paper), impact (Coz's\n"
     "                          viewer: area under the curve) or name\n"
     "  --min-speedups N        distinct speedups a line needs (default 5)\n"
@@ -272,6 +279,68 @@ static int write_outputs(const struct report_options *o, const struct causal_pro
 	return 0;
 }
 
+static bool has_line_speedups(const struct causal_profile *p)
+{
+	for (size_t i = 0; i < p->n_experiments; i++)
+		if (p->experiments[i].speedup_pct > 0)
+			return true;
+	return false;
+}
+
+/* The causal profile of the experiments at one load level; 1, or -1 (memory). */
+static int report_level(const struct causal_profile *prof, const struct report_options *o,
+			const struct causal_amp_level *lv)
+{
+	struct causal_profile view;
+	struct causal_summary sum;
+	char d[32];
+
+	if (causal_amp_level_view(prof, lv->arrival_speedup_ns, &view))
+		return -1;
+	if (causal_summarize(&view, &o->summary, &sum)) {
+		causal_amp_view_free(&view);
+		return -1;
+	}
+	causal_amp_format_ns(d, sizeof(d), lv->arrival_speedup_ns);
+	printf("== arrival speedup %s", d);
+	if (lv->load >= 0)
+		printf(" (load %.1f%%)", lv->load * 100);
+	printf(" ==\n");
+	causal_report_text(stdout, &view, &sum, &o->report);
+	causal_summary_free(&sum);
+	causal_amp_view_free(&view);
+	return 1;
+}
+
+/*
+ * Load amplification (AMP): the scalability curve, then one causal profile
+ * per arrival speedup. Returns 1 if it printed the profile (several
+ * levels), 0 if the plain report should follow, -1 when out of memory.
+ */
+static int report_amp(const struct causal_profile *prof, const struct report_options *o)
+{
+	struct causal_amp amp;
+	int r = causal_amp_analyze(prof, &amp);
+
+	if (r)
+		return r < 0 ? -1 : 0;
+	causal_amp_report_text(stdout, prof, &amp);
+	causal_amp_warn(stderr, prof, &amp);
+	/*
+	 * AMP alone (no line sped up): the curve is the whole report. With line
+	 * experiments at several loads: one causal profile per load.
+	 */
+	if (!has_line_speedups(prof)) {
+		causal_amp_free(&amp);
+		return 1;
+	}
+	r = amp.n_levels > 1 && !amp.ignored_experiments;
+	for (size_t k = 0; r > 0 && k < amp.n_levels; k++)
+		r = report_level(prof, o, &amp.levels[k]);
+	causal_amp_free(&amp);
+	return r;
+}
+
 int cmd_causal_report(int argc, char **argv)
 {
 	struct report_options o = {.report = {.top = 10}};
@@ -294,6 +363,14 @@ int cmd_causal_report(int argc, char **argv)
 	ret = read_profiles(&prof, paths, n, &o.read);
 	if (ret)
 		goto out;
+	/* the scalability curve is text only for now: --json has none */
+	ret = o.json ? 0 : report_amp(&prof, &o);
+	if (ret) {
+		if (ret < 0)
+			fprintf(stderr, "lever causal report: out of memory\n");
+		ret = ret < 0;
+		goto out;
+	}
 	if (causal_summarize(&prof, &o.summary, &sum)) {
 		fprintf(stderr, "lever causal report: out of memory\n");
 		ret = 1;

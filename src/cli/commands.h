@@ -7,6 +7,9 @@
 #ifndef LEVER_CLI_COMMANDS_H
 #define LEVER_CLI_COMMANDS_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 /* X(name, function, summary) */
 #define LEVER_COMMANDS(X)                                                                          \
 	X("causal", cmd_causal,                                                                    \
@@ -25,6 +28,10 @@ LEVER_COMMANDS(DECLARE_COMMAND)
 
 /* `lever causal report` (causal_report.c), reached through `lever causal`. */
 int cmd_causal_report(int argc, char **argv);
+/* `lever causal sweep` (causal_sweep.c): runs at several arrival speedups. */
+int cmd_causal_sweep(int argc, char **argv);
+/* A --arrival-speedup value (causal.c): a time, bare numbers in ns, at most 1h. */
+bool causal_parse_arrival_speedup(const char *text, uint64_t *ns);
 
 /* Directory holding lever's runtimes (liblever-*.so): <dir of lever>/../lib/lever. */
 const char *lever_runtime_dir(void);

@@ -29,6 +29,7 @@ static int visit(int argc)
 		COZ_PROGRESS_NAMED("coz-named");
 		COZ_BEGIN("coz-req");
 		COZ_END("coz-req");
+		COZ_ARRIVAL;
 		COZ_PRE_BLOCK;
 		COZ_POST_BLOCK(1);
 		COZ_CATCH_UP;

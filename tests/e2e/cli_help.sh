@@ -31,6 +31,8 @@ expect 0 'usage: lever causal' "$lever" help causal
 expect 0 'usage: lever causal' "$lever" causal --help
 expect 0 'usage: lever causal' "$lever" causal -h
 expect 0 'usage: lever causal report' "$lever" causal report --help
+expect 0 'usage: lever causal sweep' "$lever" causal sweep --help
+expect 0 'causal sweep' "$lever" causal --help
 expect 2 'usage: lever' "$lever"
 expect 2 "unknown command 'frobnicate'" "$lever" frobnicate
 expect 2 "unknown command 'frobnicate'" "$lever" help frobnicate
@@ -39,7 +41,8 @@ expect 2 "unknown option '--frob'" "$lever" --frob
 # every option is documented in --help
 for opt in --output --binary-scope --source-scope --progress --sampled-progress --end-to-end \
 	--fixed-line --fixed-speedup --sampler --verbose --follow-children --zero-probability \
-	--speedup-step --experiment-length --cooloff --min-visits --sample-period --batch --seed; do
+	--speedup-step --experiment-length --cooloff --min-visits --sample-period --batch --seed \
+	--arrival-speedup; do
 	expect 0 "$opt" "$lever" causal --help
 done
 
@@ -74,6 +77,17 @@ c "unsigned 64-bit" --seed 18446744073709551616 -- true
 c "pattern must be non-empty" -b '' -- true
 c "pattern must be non-empty" --source-scope '' -- true
 c "empty file name" -o '' -- true
+c "not a time from 0 to 1h" --arrival-speedup 1x -- true
+c "not a time from 0 to 1h" --arrival-speedup -5 -- true
+c "not a time from 0 to 1h" --arrival-speedup 2h -- true
+s() { expect 2 "$1" "$lever" causal sweep "${@:2}"; }
+s "-n RUNS is required" --arrival-speedup=0,1ms -- true
+s "arrival-speedup=LIST is required" -n 2 -- true
+s "is not a time" --arrival-speedup=0,1parsec -n 2 -- true
+s "empty list" --arrival-speedup=, -n 2 -- true
+s "not a count 1..1000" --arrival-speedup=0 -n 0 -- true
+s "no program given" --arrival-speedup=0 -n 1
+s "no program given" --arrival-speedup=0 -n 1 --
 expect 2 "is not a count" "$lever" causal report --top x
 expect 2 "is not 1..101" "$lever" causal report --min-speedups 0
 expect 2 "unknown option" "$lever" causal report --frob

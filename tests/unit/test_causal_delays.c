@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The delay protocol of the causal runtime (paper §3.4), tested on
- * src/causal/runtime/delays.c alone: threads are plain thread_state structs
- * and "samples in the selected line" are increments of local, as the sample
- * processing does them.
+ * src/causal/runtime/delays.c alone: threads are plain thread_state structs,
+ * "samples in the selected line" raise local by the experiment's delay d each
+ * (as the sample processing does), and arrivals (load amplification, AMP) are
+ * increments of a thread's arrival counter, turned into local += arrival
+ * speedup each by delays_catch_up. Both are nanoseconds of one protocol.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -56,6 +58,7 @@ bool threads_exit_record(pthread_t th, uint64_t *local, uint64_t *epoch, uint64_
 
 static void start_experiment(uint64_t delay_ns)
 {
+	rt.cfg.arrival_ns = 0;
 	atomic_store(&rt.delay_ns, delay_ns);
 	atomic_store(&rt.epoch_global, atomic_load(&rt.global));
 	atomic_fetch_add(&rt.epoch, 1);
@@ -67,7 +70,19 @@ static void start_experiment(uint64_t delay_ns)
 static void selected_samples(struct thread_state *t, unsigned n)
 {
 	delays_sync_epoch(t);
-	t->local += n;
+	t->local += n * atomic_load(&rt.delay_ns);
+}
+
+static void arrive(struct thread_state *t, unsigned n)
+{
+	atomic_fetch_add(&t->arrival.count, n);
+}
+
+static void end_experiment(void)
+{
+	atomic_store(&rt.epoch_global, atomic_load(&rt.global));
+	atomic_fetch_add(&rt.epoch, 1);
+	atomic_store(&rt.active, EXPERIMENT_IDLE);
 }
 
 static void own_samples_replace_pauses(void **state)
@@ -82,6 +97,8 @@ static void own_samples_replace_pauses(void **state)
 
 	delays_catch_up(&b); /* b owes 3 pauses of 200 us */
 	assert_int_equal(b.local, atomic_load(&rt.global));
+	assert_int_equal(atomic_load(&rt.global) - atomic_load(&rt.epoch_global),
+			 3 * 200 * NSEC_PER_USEC);
 	assert_int_equal(pauses, 1);
 	assert_true(atomic_load(&rt.inserted_delay_ns) >= 3 * 200 * NSEC_PER_USEC);
 	/* invariant: pauses + own selected samples equal for both threads */
@@ -93,16 +110,16 @@ static void global_is_raised_to_the_max_not_summed(void **state)
 	struct thread_state a = {0}, b = {0}, c = {0};
 	uint64_t g0;
 
-	start_experiment(0);
+	start_experiment(NSEC_PER_USEC);
 	g0 = atomic_load(&rt.global);
 	selected_samples(&a, 4);
 	selected_samples(&b, 4);
 	delays_catch_up(&a);
 	delays_catch_up(&b);
-	/* both ran the line 4 times: nobody else needs more than 4 pauses */
-	assert_int_equal(atomic_load(&rt.global) - g0, 4);
+	/* both ran the line 4 times: nobody else needs more than 4 pauses of 1 us */
+	assert_int_equal(atomic_load(&rt.global) - g0, 4 * NSEC_PER_USEC);
 	delays_catch_up(&c);
-	assert_int_equal(c.local - g0, 4);
+	assert_int_equal(c.local - g0, 4 * NSEC_PER_USEC);
 }
 
 static void zero_speedup_inserts_no_delay(void **state)
@@ -157,7 +174,7 @@ static void woken_thread_skips_delays_added_while_blocked(void **state)
 
 	/* c timed out instead: it still owes the 5 pauses */
 	delays_post_block(&c, false);
-	assert_int_equal(atomic_load(&rt.global) - c.local, 5);
+	assert_int_equal(atomic_load(&rt.global) - c.local, 5 * 100 * NSEC_PER_USEC);
 	delays_catch_up(&c);
 	assert_int_equal(pauses, 1);
 }
@@ -212,9 +229,7 @@ static void no_debt_across_experiments(void **state)
 	selected_samples(&a, 7);
 	delays_catch_up(&a);
 	/* the experiment ends before b paid */
-	atomic_store(&rt.epoch_global, atomic_load(&rt.global));
-	atomic_fetch_add(&rt.epoch, 1);
-	atomic_store(&rt.active, EXPERIMENT_IDLE);
+	end_experiment();
 	pauses = 0;
 	delays_catch_up(&b);
 	assert_int_equal(pauses, 0);
@@ -237,8 +252,8 @@ static void child_inherits_parent_count(void **state)
 }
 
 /*
- * critical_path in small: worker b paid 2 pauses and exited; then a, running
- * the selected line, raised G to 6 and exited; main, woken by a, counts all 6
+ * critical_path in small: worker b paid 2 d and exited; then a, running the
+ * selected line, raised G by 6 d and exited; main, woken by a, counts all 6 d
  * as its own. b ended later in virtual time (exit - 2 d) than main now is
  * (now - 6 d), so joining b makes main wait the difference.
  */
@@ -262,7 +277,7 @@ static void joiner_waits_for_virtual_exit_of_joined(void **state)
 	selected_samples(&a, 4);
 	delays_catch_up(&a); /* G = 6 */
 	delays_post_block(&main_thread, true);
-	assert_int_equal(main_thread.local - g0, 6);
+	assert_int_equal(main_thread.local - g0, 6 * d);
 
 	current = &main_thread;
 	atomic_store(&rt.enabled, 1);
@@ -271,7 +286,7 @@ static void joiner_waits_for_virtual_exit_of_joined(void **state)
 	delays_join_end(pthread_self()); /* owes 4 d, minus the time since b exited */
 	assert_true(time_monotonic_ns() - t0 >= 4 * d - (t0 - exited.ns));
 	assert_true(atomic_load(&rt.inserted_delay_ns) > 0);
-	assert_int_equal(main_thread.local - g0, 6); /* a wait, not pauses */
+	assert_int_equal(main_thread.local - g0, 6 * d); /* a wait, not pauses */
 
 	/* joining a (exited level with main) or after the experiment: no wait */
 	atomic_store(&rt.inserted_delay_ns, 0);
@@ -285,6 +300,218 @@ static void joiner_waits_for_virtual_exit_of_joined(void **state)
 	exited.known = false;
 	current = NULL;
 	atomic_store(&rt.enabled, 0);
+}
+
+/* ---- load amplification (AMP): arrivals feed the same protocol ---- */
+
+/* Each arrival speeds its thread up by the arrival speedup: the others pay it. */
+static void arrivals_speed_up_the_arriving_thread(void **state)
+{
+	struct thread_state producer = {0}, consumer = {0};
+	uint64_t g0;
+
+	start_experiment(0);
+	rt.cfg.arrival_ns = 50 * NSEC_PER_USEC;
+	g0 = atomic_load(&rt.global);
+	arrive(&producer, 4);
+	delays_catch_up(&producer); /* ahead by 4 x 50 us: raises G, sleeps nothing */
+	assert_int_equal(pauses, 0);
+	assert_int_equal(atomic_load(&rt.global) - g0, 200 * NSEC_PER_USEC);
+	delays_catch_up(&consumer);
+	assert_int_equal(pauses, 1);
+	assert_int_equal(consumer.local, producer.local);
+	assert_true(atomic_load(&rt.inserted_delay_ns) >= 200 * NSEC_PER_USEC);
+}
+
+/* Counted once: a second catch-up without new arrivals adds nothing. */
+static void arrivals_are_folded_once(void **state)
+{
+	struct thread_state producer = {0};
+	uint64_t g;
+
+	start_experiment(0);
+	rt.cfg.arrival_ns = 10 * NSEC_PER_USEC;
+	arrive(&producer, 3);
+	delays_catch_up(&producer);
+	g = atomic_load(&rt.global);
+	delays_catch_up(&producer);
+	assert_int_equal(atomic_load(&rt.global), g);
+	arrive(&producer, 1);
+	delays_catch_up(&producer);
+	assert_int_equal(atomic_load(&rt.global) - g, 10 * NSEC_PER_USEC);
+}
+
+/*
+ * One protocol: a thread's line samples and arrivals add up in ns; G is the
+ * largest total, not the sum over threads; a thread whose own virtual
+ * speedup equals G owes nothing.
+ */
+static void arrivals_and_line_samples_share_one_protocol(void **state)
+{
+	struct thread_state a = {0}, b = {0}, c = {0};
+	uint64_t g0;
+
+	start_experiment(100 * NSEC_PER_USEC);
+	rt.cfg.arrival_ns = 50 * NSEC_PER_USEC;
+	g0 = atomic_load(&rt.global);
+	selected_samples(&a, 2); /* 200 us */
+	arrive(&a, 2);		 /* + 100 us */
+	delays_catch_up(&a);
+	assert_int_equal(atomic_load(&rt.global) - g0, 300 * NSEC_PER_USEC);
+	selected_samples(&b, 3); /* 300 us of its own: level with G */
+	delays_catch_up(&b);
+	assert_int_equal(pauses, 0);
+	assert_int_equal(atomic_load(&rt.global) - g0, 300 * NSEC_PER_USEC);
+	delays_catch_up(&c); /* c did neither: pays all 300 us */
+	assert_int_equal(pauses, 1);
+	assert_int_equal(c.local, a.local);
+	assert_true(atomic_load(&rt.inserted_delay_ns) >= 300 * NSEC_PER_USEC);
+}
+
+/* Between experiments nothing is sped up; those arrivals are not owed later. */
+static void arrivals_between_experiments_are_not_amplified(void **state)
+{
+	struct thread_state producer = {0}, consumer = {0};
+	uint64_t g;
+
+	start_experiment(0);
+	rt.cfg.arrival_ns = 50 * NSEC_PER_USEC;
+	end_experiment();
+	g = atomic_load(&rt.global);
+	arrive(&producer, 10);
+	delays_catch_up(&producer);
+	assert_int_equal(atomic_load(&rt.global), g);
+	assert_int_equal(producer.arrivals_folded, atomic_load(&producer.arrival.count));
+	/* the next experiment starts: the old arrivals are not folded again */
+	atomic_store(&rt.epoch_global, atomic_load(&rt.global));
+	atomic_fetch_add(&rt.epoch, 1);
+	atomic_store(&rt.active, EXPERIMENT_RUNNING);
+	delays_catch_up(&producer);
+	delays_catch_up(&consumer);
+	assert_int_equal(atomic_load(&rt.global), g);
+	assert_int_equal(pauses, 0);
+}
+
+/*
+ * A thread that folds only at its next batch: the arrivals it counted before
+ * the experiment began (the profiler marked them) are not sped up, the later
+ * ones are, also while the experiment is being settled (ENDING).
+ */
+static void only_arrivals_since_the_start_are_amplified(void **state)
+{
+	struct thread_state producer = {0};
+	uint64_t g0;
+
+	start_experiment(0);
+	rt.cfg.arrival_ns = 10 * NSEC_PER_USEC;
+	g0 = atomic_load(&rt.global);
+	arrive(&producer, 5); /* before the start, not yet folded */
+	atomic_store(&producer.arrivals_mark, 5);
+	atomic_store(&producer.mark_epoch, atomic_load(&rt.epoch));
+	arrive(&producer, 2);
+	delays_catch_up(&producer);
+	assert_int_equal(atomic_load(&rt.global) - g0, 20 * NSEC_PER_USEC);
+	atomic_store(&rt.active, EXPERIMENT_ENDING);
+	arrive(&producer, 3);
+	delays_catch_up(&producer);
+	assert_int_equal(atomic_load(&rt.global) - g0, 50 * NSEC_PER_USEC);
+	/* a mark of an older experiment (or of the slot's previous thread) is ignored */
+	start_experiment(0);
+	rt.cfg.arrival_ns = 10 * NSEC_PER_USEC;
+	g0 = atomic_load(&rt.global);
+	arrive(&producer, 1);
+	delays_catch_up(&producer);
+	assert_int_equal(atomic_load(&rt.global) - g0, 10 * NSEC_PER_USEC);
+}
+
+static void zero_arrival_speedup_counts_but_adds_no_delay(void **state)
+{
+	struct thread_state producer = {0}, consumer = {0};
+	uint64_t g;
+
+	start_experiment(0);
+	g = atomic_load(&rt.global);
+	arrive(&producer, 100);
+	delays_catch_up(&producer);
+	delays_catch_up(&consumer);
+	assert_int_equal(atomic_load(&rt.global), g);
+	assert_int_equal(pauses, 0);
+	assert_int_equal(producer.arrivals_folded, 100);
+}
+
+/*
+ * A consumer blocked on an empty queue is woken by the producer, which pays
+ * and folds its arrivals before waking it (catch-up before an unblocking
+ * call): the consumer is credited the arrival delay added while it waited.
+ * One that timed out still owes it.
+ */
+static void blocked_consumer_is_credited_for_arrivals(void **state)
+{
+	struct thread_state producer = {0}, woken = {0}, timed_out = {0};
+
+	start_experiment(0);
+	rt.cfg.arrival_ns = 30 * NSEC_PER_USEC;
+	delays_pre_block(&woken);
+	delays_pre_block(&timed_out);
+	woken.blocked_at_ns -= NSEC_PER_SEC; /* it has waited a second */
+	arrive(&producer, 5);
+	delays_catch_up(&producer); /* as before pthread_cond_signal */
+	delays_post_block(&woken, true);
+	delays_catch_up(&woken);
+	assert_int_equal(pauses, 0);
+	assert_int_equal(woken.local, producer.local);
+	delays_post_block(&timed_out, false);
+	assert_int_equal(atomic_load(&rt.global) - timed_out.local, 150 * NSEC_PER_USEC);
+	delays_catch_up(&timed_out);
+	assert_int_equal(pauses, 1);
+}
+
+/*
+ * G rises in steps of the arrival speedup. A consumer that blocked only just
+ * before a 20 ms step cannot have waited 20 ms: its credit is capped at the
+ * time it was blocked, and it pays the rest (else its virtual clock would go
+ * backwards and idle consumers would do impossible amounts of work).
+ */
+static void wake_credit_is_capped_at_the_time_blocked(void **state)
+{
+	struct thread_state producer = {0}, consumer = {0};
+	uint64_t g0;
+
+	start_experiment(0);
+	rt.cfg.arrival_ns = 20 * NSEC_PER_MSEC;
+	g0 = atomic_load(&rt.global);
+	delays_pre_block(&consumer);
+	arrive(&producer, 1);
+	delays_catch_up(&producer);
+	delays_post_block(&consumer, true); /* woken within microseconds */
+	assert_true(consumer.local - g0 < 10 * NSEC_PER_MSEC);
+	delays_catch_up(&consumer);
+	assert_int_equal(pauses, 1);
+	assert_int_equal(consumer.local, producer.local);
+	/* line speedups alone keep Coz's whole credit */
+	start_experiment(20 * NSEC_PER_MSEC);
+	g0 = atomic_load(&rt.global);
+	delays_pre_block(&consumer);
+	selected_samples(&producer, 1);
+	delays_catch_up(&producer);
+	delays_post_block(&consumer, true);
+	assert_int_equal(consumer.local - g0, 20 * NSEC_PER_MSEC);
+}
+
+/* An arriving thread that blocks first makes its arrivals count (pre-block catch-up). */
+static void arrivals_are_folded_before_blocking(void **state)
+{
+	struct thread_state producer = {0};
+	uint64_t g0;
+
+	start_experiment(0);
+	rt.cfg.arrival_ns = 20 * NSEC_PER_USEC;
+	g0 = atomic_load(&rt.global);
+	arrive(&producer, 2);
+	delays_pre_block(&producer);
+	assert_int_equal(atomic_load(&rt.global) - g0, 40 * NSEC_PER_USEC);
+	assert_int_equal(producer.global_at_block, atomic_load(&rt.global));
+	delays_post_block(&producer, false);
 }
 
 static void wrappers_bracket_busy(void **state)
@@ -319,6 +546,15 @@ int main(void)
 	    cmocka_unit_test(no_debt_across_experiments),
 	    cmocka_unit_test(child_inherits_parent_count),
 	    cmocka_unit_test(joiner_waits_for_virtual_exit_of_joined),
+	    cmocka_unit_test(arrivals_speed_up_the_arriving_thread),
+	    cmocka_unit_test(arrivals_are_folded_once),
+	    cmocka_unit_test(arrivals_and_line_samples_share_one_protocol),
+	    cmocka_unit_test(arrivals_between_experiments_are_not_amplified),
+	    cmocka_unit_test(only_arrivals_since_the_start_are_amplified),
+	    cmocka_unit_test(zero_arrival_speedup_counts_but_adds_no_delay),
+	    cmocka_unit_test(blocked_consumer_is_credited_for_arrivals),
+	    cmocka_unit_test(arrivals_are_folded_before_blocking),
+	    cmocka_unit_test(wake_credit_is_capped_at_the_time_blocked),
 	    cmocka_unit_test(wrappers_bracket_busy),
 	};
 

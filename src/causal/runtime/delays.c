@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Virtual speedup by delays (paper §3.4). Invariant kept for every thread
- * during an experiment: pauses taken + own samples in the selected line = G,
- * the global pause count, once the thread has caught up. Own samples in the
- * selected line raise local; a thread ahead of G raises G (CAS max, the
- * minimal value keeping the invariant); a thread behind sleeps the difference.
+ * during an experiment: time paused + own virtual speedup = G, the global
+ * delay in ns, once the thread has caught up. Own samples in the selected
+ * line raise local by d each, own arrivals (load amplification, AMP) by the
+ * arrival speedup each: one protocol for both, so it counts time, not
+ * pauses. A thread ahead of G raises G (CAS max, the minimal value keeping
+ * the invariant); a thread behind sleeps the difference.
  * nanosleep overshoots (50-90 us here), so the excess is banked and taken off
  * later pauses.
  */
@@ -44,13 +46,14 @@ static void raise_global(uint64_t local)
  */
 void delays_catch_up(struct thread_state *t)
 {
-	uint64_t g, d;
+	uint64_t g;
 	int64_t want;
 	uint64_t got;
 
 	if (!t)
 		return;
 	delays_sync_epoch(t);
+	delays_fold_arrivals(t);
 	for (;;) {
 		if (atomic_load_explicit(&rt.active, memory_order_acquire) == EXPERIMENT_IDLE) {
 			t->local = atomic_load(&rt.global);
@@ -63,8 +66,7 @@ void delays_catch_up(struct thread_state *t)
 		}
 		if (t->local == g)
 			return;
-		d = atomic_load(&rt.delay_ns);
-		want = (int64_t)((g - t->local) * d) - t->excess_ns;
+		want = (int64_t)(g - t->local) - t->excess_ns;
 		t->local = g;
 		if (want <= 0) {
 			t->excess_ns = -want;
@@ -77,6 +79,7 @@ void delays_catch_up(struct thread_state *t)
 		prctl(PR_SET_TIMERSLACK, t->timer_slack, 0UL, 0UL, 0UL);
 		sampler_resume(t);
 		atomic_fetch_add_explicit(&rt.inserted_delay_ns, got, memory_order_relaxed);
+		t->slept_ns += got;
 		t->excess_ns = (int64_t)got - want;
 		delays_sync_epoch(t);
 	}
@@ -90,14 +93,15 @@ void delays_catch_up(struct thread_state *t)
  * later in virtual time: a worker that paid its pauses for the selected
  * line's work up to its exit, joined after the thread running that line
  * (whose later samples raised G after the worker was gone). Its virtual exit
- * is exit_ns - exit_local * d; ours is now - local * d. If ours is earlier, we
+ * is exit_ns - exit_local (local counts ns of delay); ours is now - local. If
+ * ours is earlier, we
  * wait the difference (real time, not a pause: local stays), so that the
  * experiment's duration does not lose the time the worker really bounded.
  */
 void delays_after_join(struct thread_state *t, uint64_t exit_local, uint64_t exit_epoch,
 		       uint64_t exit_ns)
 {
-	uint64_t d, now, got;
+	uint64_t now, got;
 	int64_t owed;
 
 	if (!t || atomic_load_explicit(&rt.active, memory_order_acquire) != EXPERIMENT_RUNNING)
@@ -105,9 +109,8 @@ void delays_after_join(struct thread_state *t, uint64_t exit_local, uint64_t exi
 	delays_sync_epoch(t);
 	if (exit_epoch != t->epoch || exit_local >= t->local)
 		return;
-	d = atomic_load(&rt.delay_ns);
 	now = time_monotonic_ns();
-	owed = (int64_t)((t->local - exit_local) * d) - (int64_t)(now - exit_ns);
+	owed = (int64_t)(t->local - exit_local) - (int64_t)(now - exit_ns);
 	if (owed <= 0)
 		return;
 	sampler_pause(t);
@@ -134,6 +137,32 @@ void delays_join_end(pthread_t joined)
 	errno = saved;
 }
 
+/*
+ * Arrivals since the last fold speed this thread up while an experiment runs
+ * or is being settled; those counted before it began (the profiler marked
+ * the count then) or between experiments are not sped up, as Coz's line
+ * speedups.
+ */
+void delays_fold_arrivals(struct thread_state *t)
+{
+	uint64_t n = atomic_load_explicit(&t->arrival.count, memory_order_relaxed);
+	uint64_t from = t->arrivals_folded, mark;
+
+	if (n == from)
+		return;
+	t->arrivals_folded = n;
+	if (!rt.cfg.arrival_ns ||
+	    atomic_load_explicit(&rt.active, memory_order_acquire) == EXPERIMENT_IDLE)
+		return;
+	delays_sync_epoch(t);
+	mark = atomic_load(&t->arrivals_mark);
+	if (atomic_load(&t->mark_epoch) == t->epoch && atomic_load(&t->mark_tid) == t->tid &&
+	    mark > from)
+		from = mark;
+	if (n > from)
+		t->local += (n - from) * rt.cfg.arrival_ns;
+}
+
 void delays_pre_block(struct thread_state *t)
 {
 	if (!t)
@@ -141,7 +170,30 @@ void delays_pre_block(struct thread_state *t)
 	delays_catch_up(t);
 	t->epoch_at_block = t->epoch;
 	t->global_at_block = atomic_load(&rt.global);
+	if (rt.cfg.arrival_ns)
+		t->blocked_at_ns = time_monotonic_ns();
 	atomic_store(&t->blocked, 1);
+}
+
+/*
+ * The delay a woken thread skips. With load amplification G rises in steps
+ * of the arrival speedup (up to ms at once): a thread that blocked just
+ * before a step and is woken right after would skip the whole step and run
+ * ahead of everybody's virtual time, its clock going backwards; e.g. idle
+ * consumers finish more work than is possible. A thread cannot have waited
+ * longer than it was blocked, so the credit is capped there; the rest of the
+ * step it pays as usual. (Line speedups raise G in small steps; their
+ * credit is left as Coz's.)
+ */
+static uint64_t wake_credit(const struct thread_state *t, uint64_t added)
+{
+	uint64_t now, blocked;
+
+	if (!rt.cfg.arrival_ns)
+		return added;
+	now = time_monotonic_ns();
+	blocked = now > t->blocked_at_ns ? now - t->blocked_at_ns : 0;
+	return added < blocked ? added : blocked;
 }
 
 void delays_post_block(struct thread_state *t, bool woken_by_other)
@@ -160,7 +212,7 @@ void delays_post_block(struct thread_state *t, bool woken_by_other)
 		g = atomic_load(&rt.global);
 		if (t->epoch_at_block == epoch) {
 			if (g > t->global_at_block)
-				t->local += g - t->global_at_block;
+				t->local += wake_credit(t, g - t->global_at_block);
 		} else {
 			t->epoch = epoch;
 			t->local = g;

@@ -71,10 +71,26 @@ static unsigned choose_speedup(void)
 	return (unsigned)(1 + rng_below(&rng, steps)) * rt.cfg.speedup_step;
 }
 
+/*
+ * --fixed-speedup=0 speeds no line up, so which line an experiment names does
+ * not matter: a program whose threads mostly sleep or block (a load
+ * generator, a server) need not wait for a CPU sample first, and an
+ * end-to-end run need not wait for a rescan of libraries, which would start
+ * the experiment late.
+ */
+static struct line_info *any_line(void)
+{
+	struct line_info *li = atomic_load(&rt.next_line);
+
+	return li ? li : linemap_first_line();
+}
+
 static struct line_info *choose_line(void)
 {
 	struct line_info *li;
 
+	if (rt.cfg.fixed_speedup == 0 && !fixed_line && (li = any_line()))
+		return li;
 	/* libraries dlopen'ed since the last experiment join the map first */
 	if (linemap_take_rescan())
 		linemap_scan(rt.cfg.debug_root);
@@ -136,12 +152,37 @@ static uint64_t settle_delays(uint64_t global_end)
 
 static void write_samples_records(void);
 
+/*
+ * With --arrival-speedup (even 0) every record carries the load level, the
+ * arrivals counted during the experiment and how many threads arrived, so
+ * that runs at several loads can share one profile and be told apart.
+ */
+static void write_experiment_record(const struct line_info *line, unsigned speedup,
+				    int64_t duration, uint64_t samples, uint64_t arrivals,
+				    unsigned arriving)
+{
+	if (rt.cfg.arrival_set)
+		output_printf("experiment\tselected=%s:%u\tspeedup=%u.%02u\tduration=%lld\t"
+			      "selected-samples=%llu\tarrival-speedup=%llu\tarrivals=%llu\t"
+			      "arrival-threads=%u\n",
+			      line->file, line->line, speedup / 100, speedup % 100,
+			      (long long)duration, (unsigned long long)samples,
+			      (unsigned long long)rt.cfg.arrival_ns, (unsigned long long)arrivals,
+			      arriving);
+	else
+		output_printf("experiment\tselected=%s:%u\tspeedup=%u.%02u\tduration=%lld\t"
+			      "selected-samples=%llu\n",
+			      line->file, line->line, speedup / 100, speedup % 100,
+			      (long long)duration, (unsigned long long)samples);
+}
+
 static void run_experiment(struct line_info *line, unsigned speedup)
 {
 	struct progress_snapshot *before = calloc(2, sizeof(*before));
 	struct progress_snapshot *after = before + 1;
 	uint64_t d = rt.cfg.period_ns * speedup / 100;
-	uint64_t g0, g1, s0, s1, t0, t1, paid, min_local, min_delta;
+	uint64_t g0, g1, s0, s1, t0, t1, paid, min_local, min_delta, a0, a1;
+	unsigned arriving;
 	int64_t duration;
 
 	if (!before)
@@ -150,6 +191,8 @@ static void run_experiment(struct line_info *line, unsigned speedup)
 	atomic_store(&rt.selected, line);
 	progress_snapshot_take(before);
 	g0 = atomic_load(&rt.global);
+	a0 = threads_arrivals();
+	threads_mark_arrivals(atomic_load(&rt.epoch) + 1); /* the epoch this experiment gets */
 	s0 = atomic_load(&line->samples);
 	t0 = time_monotonic_ns();
 	atomic_store(&rt.epoch_global, g0);
@@ -167,33 +210,38 @@ static void run_experiment(struct line_info *line, unsigned speedup)
 	min_local = settle_delays(g1);
 	t1 = time_monotonic_ns();
 	progress_snapshot_take(after);
+	a1 = threads_arrivals();
+	arriving = threads_arriving_since_mark();
 	s1 = atomic_load(&line->samples);
 	g1 = atomic_load(&rt.global);
 	paid = min_local > g0 ? min_local - g0 : 0;
 	if (paid > g1 - g0)
 		paid = g1 - g0;
-	duration = (int64_t)(t1 - t0) - (int64_t)(paid * d);
-	stats.unpaid_pauses += (g1 - g0) - paid;
+	duration = (int64_t)(t1 - t0) - (int64_t)paid;
+	stats.unpaid_ns += (g1 - g0) - paid;
 	atomic_store(&rt.epoch_global, g1);
 	atomic_fetch_add(&rt.epoch, 1);
 	atomic_store(&rt.active, EXPERIMENT_IDLE);
 
 	if (rt.cfg.verbose > 1)
-		LOG_INFO("experiment %s:%u at %u%%: %llu ms elapsed, %llu pauses (%llu paid by the "
-			 "slowest thread), %llu selected samples\n",
-			 line->file, line->line, speedup,
-			 (unsigned long long)((t1 - t0) / NSEC_PER_MSEC),
-			 (unsigned long long)(g1 - g0), (unsigned long long)paid,
-			 (unsigned long long)(s1 - s0));
-	output_printf("experiment\tselected=%s:%u\tspeedup=%u.%02u\tduration=%lld\t"
-		      "selected-samples=%llu\n",
-		      line->file, line->line, speedup / 100, speedup % 100, (long long)duration,
-		      (unsigned long long)(s1 - s0));
+		LOG_INFO(
+		    "experiment %s:%u at %u%%: started %llu ms after start-up, %llu ms elapsed, "
+		    "%llu us of delay (%llu us paid by the slowest thread), %llu selected "
+		    "samples, %llu arrivals\n",
+		    line->file, line->line, speedup,
+		    (unsigned long long)((t0 - rt.start_ns) / NSEC_PER_MSEC),
+		    (unsigned long long)((t1 - t0) / NSEC_PER_MSEC),
+		    (unsigned long long)((g1 - g0) / NSEC_PER_USEC),
+		    (unsigned long long)(paid / NSEC_PER_USEC), (unsigned long long)(s1 - s0),
+		    (unsigned long long)(a1 - a0));
+	/* a thread exiting at the snapshot can be counted twice for a moment */
+	write_experiment_record(line, speedup, duration, s1 - s0, a1 > a0 ? a1 - a0 : 0, arriving);
 	progress_write_records(before, after, output_emit, NULL);
 	output_flush();
 	stats.experiments++;
 	min_delta = progress_min_delta(before, after);
-	if (min_delta >= rt.cfg.min_visits)
+	/* an end-to-end point is visited once, at the end */
+	if (min_delta >= rt.cfg.min_visits || (rt.cfg.end_to_end && min_delta >= 1))
 		stats.useful++;
 	if (duration <= 0)
 		stats.nonpositive++;

@@ -61,6 +61,9 @@ static void read_config(struct runtime_config *c)
 			       : -1;
 	if (c->fixed_speedup > 100)
 		c->fixed_speedup = 100;
+	v = getenv(LEVER_ENV_ARRIVAL_SPEEDUP);
+	c->arrival_set = v && *v;
+	c->arrival_ns = env_u64(LEVER_ENV_ARRIVAL_SPEEDUP, 0);
 	env_str(LEVER_ENV_FIXED_LINE, c->fixed_line, sizeof(c->fixed_line), "");
 	v = getenv(LEVER_ENV_ZERO_PROB);
 	c->zero_probability = v && *v ? strtod(v, NULL) : 0.5;
@@ -251,6 +254,60 @@ static void diagnose(void)
 			 rt.cfg.min_visits, (unsigned long long)s->experiments);
 }
 
+struct shared_lines {
+	uint64_t shared; /* samples of arriving threads in lines other threads ran too */
+	struct line_info *worst;
+};
+
+static void find_shared_line(struct line_info *li, void *ctx)
+{
+	struct shared_lines *s = ctx;
+	uint64_t a = atomic_load(&li->arrival_samples);
+
+	if (!a || !atomic_load(&li->other_samples))
+		return;
+	s->shared += a;
+	if (!s->worst || a > atomic_load(&s->worst->arrival_samples))
+		s->worst = li;
+}
+
+/*
+ * Load amplification's guard rails (AMP): the arrival speedup can only
+ * shorten a real inter-arrival period, not go below zero; without an arrival
+ * nothing is amplified; and an arriving thread that also runs the program's
+ * processing code has that code sped up along with its arrivals.
+ */
+static void diagnose_arrivals(void)
+{
+	uint64_t arrivals = threads_arrivals(), period, arrival_lines;
+	struct shared_lines s = {0};
+
+	if (!rt.cfg.arrival_ns)
+		return;
+	if (!arrivals) {
+		LOG_WARN("--arrival-speedup: no arrival point was visited, so no load was "
+			 "amplified; mark where requests arrive with LEVER_ARRIVAL/COZ_ARRIVAL "
+			 "(a LEVER_BEGIN/COZ_BEGIN visit counts too)\n");
+		return;
+	}
+	period = threads_shortest_arrival_period();
+	if (period != UINT64_MAX && rt.cfg.arrival_ns >= period)
+		LOG_WARN("--arrival-speedup=%llu ns reaches the measured inter-arrival period of "
+			 "an arriving thread (%llu ns): the load asked for is beyond what virtual "
+			 "speedup can create; use a speedup below the period\n",
+			 (unsigned long long)rt.cfg.arrival_ns, (unsigned long long)period);
+	linemap_foreach_line(find_shared_line, &s);
+	arrival_lines = atomic_load(&rt.arrival_lines);
+	if (s.worst && s.shared >= 10 && s.shared * 20 >= arrival_lines)
+		LOG_WARN("--arrival-speedup: arriving threads also ran in-scope lines that other "
+			 "threads run (%llu%% of their in-scope samples; most in %s:%u): that "
+			 "processing is sped up with the arrivals, so the prediction is too "
+			 "optimistic; put the arrival point in a thread that only generates "
+			 "requests\n",
+			 (unsigned long long)(s.shared * 100 / arrival_lines), s.worst->file,
+			 s.worst->line);
+}
+
 void runtime_shutdown(void)
 {
 	struct thread_state *t;
@@ -271,6 +328,7 @@ void runtime_shutdown(void)
 	atomic_store(&rt.shutting_down, 2);
 	output_close();
 	diagnose();
+	diagnose_arrivals();
 	if (t) {
 		sampler_stop(t);
 		t->busy = 0;

@@ -233,6 +233,16 @@ void linemap_foreach_line(void (*fn)(struct line_info *li, void *ctx), void *ctx
 			fn(&objects[i].infos[j], ctx);
 }
 
+struct line_info *linemap_first_line(void)
+{
+	size_t n = atomic_load_explicit(&n_objects, memory_order_acquire);
+
+	for (size_t i = 0; i < n; i++)
+		if (objects[i].table->n_lines)
+			return &objects[i].infos[0];
+	return NULL;
+}
+
 size_t linemap_object_count(void)
 {
 	return atomic_load(&n_objects);

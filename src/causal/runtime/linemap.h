@@ -7,6 +7,9 @@
 
 struct line_info {
 	_Atomic uint64_t samples; /* whole-run samples attributed to the line */
+	/* AMP guard rail: samples taken in threads with / without arrivals */
+	_Atomic uint64_t arrival_samples;
+	_Atomic uint64_t other_samples;
 	const char *file;
 	uint32_t line;
 	uint32_t object;
@@ -32,6 +35,8 @@ struct line_info *linemap_find(const char *file, unsigned line);
 uintptr_t linemap_find_address(const char *file, unsigned line, char *object_path, size_t path_size,
 			       uint64_t *file_addr);
 void linemap_foreach_line(void (*fn)(struct line_info *li, void *ctx), void *ctx);
+/* Any in-scope line (the first mapped), or NULL before the map has one. */
+struct line_info *linemap_first_line(void);
 size_t linemap_object_count(void);
 size_t linemap_missing_debug(const char **first);
 const char *linemap_main_exe(void);

@@ -74,11 +74,42 @@ static struct progress_point *point_get(enum progress_kind kind, const char *nam
 	return p;
 }
 
+static _Atomic int arrival_unknown_thread_warned;
+
+/*
+ * Arrival points (load amplification) count per thread: the macro asks once
+ * per thread and caches the counter. A thread lever does not know (created
+ * before the runtime started, or beyond its table) gets none.
+ */
+static coz_counter_t *arrival_counter(void)
+{
+	struct thread_state *t = thread_self();
+
+	if (t)
+		return (coz_counter_t *)&t->arrival;
+	if (atomic_load(&rt.enabled) && !atomic_exchange(&arrival_unknown_thread_warned, 1))
+		LOG_WARN("an arrival point was visited by a thread lever does not track; its "
+			 "arrivals are not amplified\n");
+	return NULL;
+}
+
+/*
+ * The calling thread's arrival counter (LEVER_ARRIVAL, and the arrival that
+ * every LEVER_BEGIN visit implies). A symbol of its own, not a counter type
+ * of _coz_get_counter, so that the macros stay silent no-ops under Coz.
+ */
+LEVER_EXPORT coz_counter_t *_lever_arrival_counter(void)
+{
+	return arrival_counter();
+}
+
 LEVER_EXPORT coz_counter_t *_coz_get_counter(int type, const char *name)
 {
 	struct progress_point *p;
 	coz_counter_t *c = NULL;
 
+	if (type == COUNTER_ARRIVAL)
+		return arrival_counter();
 	if (!name)
 		return NULL;
 	lock();

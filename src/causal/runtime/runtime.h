@@ -8,12 +8,13 @@
  * async-signal-safe). The profiler thread has none and is never sampled or
  * delayed.
  *
- * Delays (paper §3.4): a global pause count G and per-thread local counts L,
- * both in units of "one pause of the current experiment's delay d". Own samples
- * in the selected line add to L; a thread with L > G raises G to L; a thread
- * with L < G sleeps (G - L) * d. Counts belong to an experiment epoch; a count
- * from an older epoch is reset to G at the start of the current one (no debt
- * across experiments, but pauses added since the start are still owed).
+ * Delays (paper §3.4): a global delay G and per-thread local delays L, both
+ * in nanoseconds, so that line speedups (d ns per own sample in the selected
+ * line) and load amplification (the arrival speedup per own arrival, AMP)
+ * feed one protocol. A thread with L > G raises G to L; a thread with L < G
+ * sleeps G - L. Delays belong to an experiment epoch; a local value from an
+ * older epoch is reset to G at the start of the current one (no debt across
+ * experiments, but delay added since the start is still owed).
  */
 #ifndef LEVER_CAUSAL_RUNTIME_H
 #define LEVER_CAUSAL_RUNTIME_H
@@ -65,14 +66,33 @@ struct thread_state {
 	unsigned tbuf_weight;
 
 	/* delays */
-	uint64_t local;		   /* pauses taken + own selected samples, this epoch */
+	uint64_t local;		   /* ns: pauses taken + own virtual speedup, this epoch */
 	uint64_t epoch;		   /* experiment epoch of local */
 	int64_t excess_ns;	   /* slept beyond what was owed, banked for later pauses */
 	unsigned long timer_slack; /* the thread's own, restored after our sleeps */
 	uint64_t global_at_block;
 	uint64_t epoch_at_block;
-	_Atomic int blocked;  /* inside a blocking call we wrap */
-	_Atomic uint64_t ack; /* last end-of-experiment request this thread answered */
+	uint64_t blocked_at_ns; /* when it blocked (AMP caps the wake-up credit) */
+	_Atomic int blocked;	/* inside a blocking call we wrap */
+	_Atomic uint64_t ack;	/* last end-of-experiment request this thread answered */
+
+	/* load amplification: this thread's arrival counter (Coz's counter layout) */
+	struct {
+		_Atomic size_t count;
+		size_t unused;
+	} arrival;
+	uint64_t arrivals_folded;  /* arrivals already turned into virtual speedup */
+	uint64_t registered_ns;	   /* when the thread registered (arrival period) */
+	uint64_t slept_ns;	   /* pauses slept by this thread (arrival period) */
+	_Atomic bool counted_exit; /* its arrivals were added to rt.arrivals_exited */
+	/*
+	 * Written by the profiler thread as an experiment begins: the thread's
+	 * arrival count then, its tid (a reused slot's mark is not its own) and
+	 * the experiment's epoch. Arrivals before the start are not sped up.
+	 */
+	_Atomic uint64_t arrivals_mark;
+	_Atomic pid_t mark_tid;
+	_Atomic uint64_t mark_epoch;
 
 	/* per-thread uprobe counters of --progress points (see progress.c) */
 	int bp_fd[LEVER_MAX_THREAD_BREAKPOINTS];
@@ -91,8 +111,10 @@ struct runtime_config {
 	unsigned verbose; /* 0, 1 (-v) or 2 (-vv: every experiment) */
 	bool follow_children;
 	bool force_timer;
-	bool no_sampler;   /* "none": start-up only (line map, no samples), to measure overhead */
-	int fixed_speedup; /* -1: random */
+	uint64_t arrival_ns; /* --arrival-speedup: virtual speedup per arrival, ns (0 = off) */
+	bool arrival_set;    /* --arrival-speedup given (even 0): records carry the load */
+	bool no_sampler;     /* "none": start-up only (line map, no samples), to measure overhead */
+	int fixed_speedup;   /* -1: random */
 	char fixed_line[4096];
 	double zero_probability;
 	unsigned speedup_step;
@@ -112,11 +134,13 @@ struct runtime {
 	pid_t pid;
 
 	/* experiment state, written by the profiler thread */
-	_Atomic uint64_t global;       /* G */
-	_Atomic uint64_t epoch;	       /* bumped at every experiment start and end */
-	_Atomic uint64_t epoch_global; /* G when the current epoch began */
-	_Atomic int active;	       /* EXPERIMENT_IDLE, _RUNNING or _ENDING */
-	_Atomic uint64_t delay_ns;     /* d of the running experiment */
+	_Atomic uint64_t global;	  /* G, ns of virtual speedup (line samples and arrivals) */
+	_Atomic uint64_t epoch;		  /* bumped at every experiment start and end */
+	_Atomic uint64_t epoch_global;	  /* G when the current epoch began */
+	_Atomic int active;		  /* EXPERIMENT_IDLE, _RUNNING or _ENDING */
+	_Atomic uint64_t delay_ns;	  /* d of the running experiment (per selected sample) */
+	_Atomic uint64_t arrivals_exited; /* arrivals of threads that have exited */
+	_Atomic uint64_t arrival_lines;	  /* line samples in threads that have arrivals */
 	struct line_info *_Atomic selected;
 	struct line_info *_Atomic next_line;
 	_Atomic uint64_t end_request; /* end-of-experiment catch-up requests */
@@ -148,6 +172,18 @@ void threads_foreach(void (*fn)(struct thread_state *t, void *ctx), void *ctx);
 void threads_init(void);
 unsigned threads_live(void);
 void threads_after_fork_child(struct thread_state *self);
+/* Arrivals counted so far by all threads, live and exited (AMP). */
+uint64_t threads_arrivals(void);
+/*
+ * Profiler thread: marks every live thread's arrival count at an experiment's
+ * start; then counts the threads that have arrived since (arrival-threads=).
+ */
+void threads_mark_arrivals(uint64_t epoch);
+unsigned threads_arriving_since_mark(void);
+/* Bookkeeping of an exiting thread's arrivals (count, real period). */
+void threads_note_arrivals_at_exit(struct thread_state *t);
+/* Shortest real inter-arrival period of any arriving thread, ns (UINT64_MAX: none). */
+uint64_t threads_shortest_arrival_period(void);
 /*
  * Before the calling thread exits: have every other running thread count its
  * unprocessed samples now (they raise G), so that the exiting thread pays for
@@ -175,6 +211,13 @@ bool sampler_request_catch_up(struct thread_state *t);
 /* ---- delays (delays.c) ---- */
 /* Pays what the calling thread owes (before anything that may wake a thread). */
 void delays_catch_up(struct thread_state *t);
+/*
+ * Turns arrivals counted since the last call into virtual speedup of this
+ * thread (local += n * arrival speedup) while an experiment runs or ends,
+ * leaving out those before its start (arrivals_mark); outside one, just marks
+ * them done. Part of delays_catch_up.
+ */
+void delays_fold_arrivals(struct thread_state *t);
 /* Before a call that may block: pay what is owed, then remember G. */
 void delays_pre_block(struct thread_state *t);
 /* After it: if woken by another thread, skip the pauses added while blocked. */

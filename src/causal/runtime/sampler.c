@@ -206,6 +206,13 @@ static void note_sample_time(uint64_t ns)
 		;
 }
 
+/* An arriving thread ran this line: AMP speeds its whole timeline up. */
+static void note_arrival_thread_line(struct line_info *li, uint32_t weight)
+{
+	atomic_fetch_add_explicit(&li->arrival_samples, weight, memory_order_relaxed);
+	atomic_fetch_add_explicit(&rt.arrival_lines, weight, memory_order_relaxed);
+}
+
 static void account_sample(struct thread_state *t, uintptr_t ip, const uintptr_t *chain,
 			   size_t depth, uint32_t weight)
 {
@@ -220,11 +227,16 @@ static void account_sample(struct thread_state *t, uintptr_t ip, const uintptr_t
 		return;
 	atomic_fetch_add_explicit(&rt.in_scope_samples, weight, memory_order_relaxed);
 	atomic_fetch_add_explicit(&li->samples, weight, memory_order_relaxed);
+	if (atomic_load_explicit(&t->arrival.count, memory_order_relaxed))
+		note_arrival_thread_line(li, weight);
+	else
+		atomic_fetch_add_explicit(&li->other_samples, weight, memory_order_relaxed);
 	state = atomic_load_explicit(&rt.active, memory_order_acquire);
 	if (state == EXPERIMENT_RUNNING) {
 		if (li == atomic_load_explicit(&rt.selected, memory_order_relaxed)) {
 			delays_sync_epoch(t);
-			t->local += weight;
+			t->local +=
+			    weight * atomic_load_explicit(&rt.delay_ns, memory_order_relaxed);
 		}
 	} else if (state == EXPERIMENT_IDLE) {
 		struct line_info *none = NULL;

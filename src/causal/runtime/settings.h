@@ -16,8 +16,10 @@
 #define LEVER_ENV_END_TO_END	"LEVER_CAUSAL_END_TO_END"	/* "1": one experiment per run */
 #define LEVER_ENV_FIXED_LINE	"LEVER_CAUSAL_FIXED_LINE"	/* FILE:LINE */
 #define LEVER_ENV_FIXED_SPEEDUP "LEVER_CAUSAL_FIXED_SPEEDUP"	/* 0..100 */
-#define LEVER_ENV_SAMPLER	"LEVER_CAUSAL_SAMPLER" /* perf (default, falls back) | timer | none */
-#define LEVER_ENV_VERBOSE	"LEVER_CAUSAL_VERBOSE" /* "1" */
+#define LEVER_ENV_ARRIVAL_SPEEDUP                                                                  \
+	"LEVER_CAUSAL_ARRIVAL_SPEEDUP"		 /* ns per arrival (AMP); set = recorded, even 0 */
+#define LEVER_ENV_SAMPLER "LEVER_CAUSAL_SAMPLER" /* perf (default, falls back) | timer | none */
+#define LEVER_ENV_VERBOSE "LEVER_CAUSAL_VERBOSE" /* "1" */
 #define LEVER_ENV_FOLLOW_CHILDREN                                                                  \
 	"LEVER_CAUSAL_FOLLOW_CHILDREN" /* "1": profile children, per-pid files */
 #define LEVER_ENV_ZERO_PROB    "LEVER_CAUSAL_ZERO_PROBABILITY" /* P(speedup 0); default 0.5 */

@@ -24,6 +24,8 @@ static pthread_key_t exit_key;
 static _Atomic int exit_key_ready;
 static _Atomic unsigned live_threads;
 static _Atomic int table_full_warned;
+/* slots ever used: walks stop there instead of touching all 4096 (MBs of cold pages) */
+static _Atomic size_t slots_high;
 
 /* How each slot's last thread exited, for its joiner (delays_after_join). */
 struct exit_record {
@@ -32,7 +34,6 @@ struct exit_record {
 	uint64_t local, epoch, ns;
 };
 static struct exit_record exit_records[LEVER_MAX_THREADS];
-static _Atomic size_t slots_used_high; /* slots below this one have been used */
 
 struct thread_state *thread_self(void)
 {
@@ -84,10 +85,10 @@ struct thread_state *thread_register(uint64_t parent_local, uint64_t parent_epoc
 		if (atomic_load_explicit(&thread_table[i].used, memory_order_relaxed))
 			continue;
 		if (atomic_compare_exchange_strong(&thread_table[i].used, &expected, 1)) {
-			size_t high = atomic_load(&slots_used_high);
+			size_t high = atomic_load(&slots_high);
 
 			while (high < i + 1 &&
-			       !atomic_compare_exchange_weak(&slots_used_high, &high, i + 1))
+			       !atomic_compare_exchange_weak(&slots_high, &high, i + 1))
 				;
 			t = &thread_table[i];
 			break;
@@ -115,6 +116,12 @@ struct thread_state *thread_register(uint64_t parent_local, uint64_t parent_epoc
 	t->timer_slack = (unsigned long)prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
 	t->global_at_block = 0;
 	t->epoch_at_block = 0;
+	atomic_store(&t->arrival.count, 0);
+	t->arrivals_folded = 0;
+	t->registered_ns = time_monotonic_ns();
+	t->slept_ns = 0;
+	atomic_store(&t->counted_exit, false);
+	atomic_store(&t->mark_tid, 0);
 	atomic_store(&t->blocked, 0);
 	atomic_store(&t->ack, atomic_load(&rt.end_request));
 	t->busy = 1;
@@ -147,7 +154,7 @@ static void record_exit(struct thread_state *t)
 /* The latest exit of th (a pthread_t is reused once its thread is joined). */
 bool threads_exit_record(pthread_t th, uint64_t *local, uint64_t *epoch, uint64_t *exit_ns)
 {
-	size_t n = atomic_load(&slots_used_high);
+	size_t n = atomic_load(&slots_high);
 	bool found = false;
 
 	for (size_t i = 0; i < n; i++) {
@@ -171,6 +178,108 @@ bool threads_exit_record(pthread_t th, uint64_t *local, uint64_t *epoch, uint64_
 	return found;
 }
 
+static _Atomic uint64_t shortest_arrival_period_ns = UINT64_MAX;
+
+/*
+ * The real inter-arrival period of a thread: its life without the pauses it
+ * slept, per arrival. AMP cannot shorten a period below zero: an arrival
+ * speedup at or above it is a load the program cannot be asked for.
+ */
+static void note_arrival_period(const struct thread_state *t)
+{
+	uint64_t n = atomic_load(&t->arrival.count), now = time_monotonic_ns(), busy, period, cur;
+
+	if (n < 2)
+		return;
+	busy = now - t->registered_ns;
+	busy = busy > t->slept_ns ? busy - t->slept_ns : 0;
+	period = busy / n;
+	cur = atomic_load(&shortest_arrival_period_ns);
+	while (period < cur &&
+	       !atomic_compare_exchange_weak(&shortest_arrival_period_ns, &cur, period))
+		;
+}
+
+static _Atomic unsigned arriving_exited; /* threads that arrived since the mark, then exited */
+
+void threads_note_arrivals_at_exit(struct thread_state *t)
+{
+	uint64_t mark = t->mark_tid == t->tid ? t->arrivals_mark : 0;
+	uint64_t n = atomic_load(&t->arrival.count);
+
+	if (atomic_load(&t->counted_exit))
+		return;
+	if (n > mark)
+		atomic_fetch_add(&arriving_exited, 1);
+	note_arrival_period(t);
+	/* published before the flag: a reader may count them twice for a moment, never lose them */
+	atomic_fetch_add(&rt.arrivals_exited, n);
+	atomic_store(&t->counted_exit, true);
+}
+
+/*
+ * Every slot, exiting threads included (their arrivals would be missing
+ * between the start of their exit and its bookkeeping otherwise).
+ */
+uint64_t threads_arrivals(void)
+{
+	size_t high = atomic_load_explicit(&slots_high, memory_order_acquire);
+	uint64_t n = atomic_load(&rt.arrivals_exited);
+
+	for (size_t i = 0; i < high; i++) {
+		struct thread_state *t = &thread_table[i];
+
+		if (atomic_load_explicit(&t->used, memory_order_acquire) &&
+		    !atomic_load(&t->counted_exit))
+			n += atomic_load_explicit(&t->arrival.count, memory_order_relaxed);
+	}
+	return n;
+}
+
+static void mark_arrivals(struct thread_state *t, void *ctx)
+{
+	atomic_store(&t->arrivals_mark,
+		     atomic_load_explicit(&t->arrival.count, memory_order_relaxed));
+	atomic_store(&t->mark_tid, t->tid);
+	atomic_store(&t->mark_epoch, *(const uint64_t *)ctx);
+}
+
+void threads_mark_arrivals(uint64_t epoch)
+{
+	atomic_store(&arriving_exited, 0);
+	threads_foreach(mark_arrivals, &epoch);
+}
+
+static void count_arriving(struct thread_state *t, void *ctx)
+{
+	uint64_t n = atomic_load_explicit(&t->arrival.count, memory_order_relaxed);
+	/* a slot reused by a thread born during the experiment started from 0 */
+	uint64_t mark = t->mark_tid == t->tid ? t->arrivals_mark : 0;
+
+	if (n > mark)
+		(*(unsigned *)ctx)++;
+}
+
+unsigned threads_arriving_since_mark(void)
+{
+	unsigned n = atomic_load(&arriving_exited);
+
+	threads_foreach(count_arriving, &n);
+	return n;
+}
+
+static void live_arrival_period(struct thread_state *t, void *ctx)
+{
+	if (!t->counted_exit)
+		note_arrival_period(t);
+}
+
+uint64_t threads_shortest_arrival_period(void)
+{
+	threads_foreach(live_arrival_period, NULL);
+	return atomic_load(&shortest_arrival_period_ns);
+}
+
 void thread_unregister(struct thread_state *t)
 {
 	if (!t || t->exiting)
@@ -182,6 +291,7 @@ void thread_unregister(struct thread_state *t)
 	threads_flush_samples(t);
 	delays_catch_up(t);
 	record_exit(t);
+	threads_note_arrivals_at_exit(t);
 	progress_thread_stop(t);
 	sampler_stop(t);
 	tls_state = NULL;
@@ -191,7 +301,9 @@ void thread_unregister(struct thread_state *t)
 
 void threads_foreach(void (*fn)(struct thread_state *t, void *ctx), void *ctx)
 {
-	for (size_t i = 0; i < LEVER_MAX_THREADS; i++) {
+	size_t high = atomic_load_explicit(&slots_high, memory_order_acquire);
+
+	for (size_t i = 0; i < high; i++) {
 		struct thread_state *t = &thread_table[i];
 
 		if (atomic_load_explicit(&t->used, memory_order_acquire) && !t->exiting)
@@ -249,6 +361,7 @@ LEVER_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, v
 	a->signal_view = signals_creator_view();
 	if (parent) {
 		delays_sync_epoch(parent);
+		delays_fold_arrivals(parent); /* the child starts level with them */
 		a->parent_local = parent->local;
 		a->parent_epoch = parent->epoch;
 		a->parent_excess = parent->excess_ns;
@@ -312,8 +425,9 @@ void threads_flush_samples(struct thread_state *self)
 	struct flush f = {.self = self, .send = true};
 	uint64_t deadline;
 
+	/* nothing to flush when neither line samples nor arrivals add delay */
 	if (atomic_load_explicit(&rt.active, memory_order_acquire) != EXPERIMENT_RUNNING ||
-	    atomic_load(&rt.delay_ns) == 0)
+	    (atomic_load(&rt.delay_ns) == 0 && rt.cfg.arrival_ns == 0))
 		return;
 	f.request = atomic_fetch_add(&rt.end_request, 1) + 1;
 	threads_foreach(flush_visit, &f);
