@@ -79,7 +79,7 @@ void delays_catch_up(struct thread_state *t)
 		prctl(PR_SET_TIMERSLACK, t->timer_slack, 0UL, 0UL, 0UL);
 		sampler_resume(t);
 		atomic_fetch_add_explicit(&rt.inserted_delay_ns, got, memory_order_relaxed);
-		t->slept_ns += got;
+		t->idle_ns += got;
 		t->excess_ns = (int64_t)got - want;
 		delays_sync_epoch(t);
 	}
@@ -203,6 +203,9 @@ void delays_post_block(struct thread_state *t, bool woken_by_other)
 	if (!t)
 		return;
 	atomic_store(&t->blocked, 0);
+	/* a producer blocked on a full queue is not producing (AMP's period) */
+	if (rt.cfg.arrival_ns)
+		t->idle_ns += time_monotonic_ns() - t->blocked_at_ns;
 	/*
 	 * Woken by a thread that paid its delays before waking us: we were
 	 * delayed with it, so skip the pauses added while we were blocked.

@@ -83,7 +83,7 @@ struct thread_state {
 	} arrival;
 	uint64_t arrivals_folded;  /* arrivals already turned into virtual speedup */
 	uint64_t registered_ns;	   /* when the thread registered (arrival period) */
-	uint64_t slept_ns;	   /* pauses slept by this thread (arrival period) */
+	uint64_t idle_ns;	   /* paused or blocked, ns (AMP's arrival period) */
 	_Atomic bool counted_exit; /* its arrivals were added to rt.arrivals_exited */
 	/*
 	 * Written by the profiler thread as an experiment begins: the thread's

@@ -119,7 +119,7 @@ struct thread_state *thread_register(uint64_t parent_local, uint64_t parent_epoc
 	atomic_store(&t->arrival.count, 0);
 	t->arrivals_folded = 0;
 	t->registered_ns = time_monotonic_ns();
-	t->slept_ns = 0;
+	t->idle_ns = 0;
 	atomic_store(&t->counted_exit, false);
 	atomic_store(&t->mark_tid, 0);
 	atomic_store(&t->blocked, 0);
@@ -181,9 +181,10 @@ bool threads_exit_record(pthread_t th, uint64_t *local, uint64_t *epoch, uint64_
 static _Atomic uint64_t shortest_arrival_period_ns = UINT64_MAX;
 
 /*
- * The real inter-arrival period of a thread: its life without the pauses it
- * slept, per arrival. AMP cannot shorten a period below zero: an arrival
- * speedup at or above it is a load the program cannot be asked for.
+ * The inter-arrival period of a thread: its life without the pauses it slept
+ * and the time it was blocked (e.g. on a full queue), per arrival: the work
+ * between two arrivals that the arrival speedup takes off. AMP cannot shorten a period below zero:
+ * an arrival speedup at or above it is a load the program cannot be asked for.
  */
 static void note_arrival_period(const struct thread_state *t)
 {
@@ -192,7 +193,7 @@ static void note_arrival_period(const struct thread_state *t)
 	if (n < 2)
 		return;
 	busy = now - t->registered_ns;
-	busy = busy > t->slept_ns ? busy - t->slept_ns : 0;
+	busy = busy > t->idle_ns ? busy - t->idle_ns : 0;
 	period = busy / n;
 	cur = atomic_load(&shortest_arrival_period_ns);
 	while (period < cur &&
