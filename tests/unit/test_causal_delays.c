@@ -20,6 +20,8 @@
 struct runtime rt;
 static __thread struct thread_state *current;
 static unsigned pauses, resumes;
+/* what a thread showed the profiler as it began to sleep off a debt */
+static uint64_t seen_paying_until, seen_local, seen_at;
 
 struct thread_state *thread_self(void)
 {
@@ -28,6 +30,9 @@ struct thread_state *thread_self(void)
 void sampler_pause(struct thread_state *t)
 {
 	pauses++;
+	seen_paying_until = atomic_load(&t->paying_until_ns);
+	seen_local = t->local;
+	seen_at = time_monotonic_ns();
 }
 void sampler_resume(struct thread_state *t)
 {
@@ -302,6 +307,28 @@ static void joiner_waits_for_virtual_exit_of_joined(void **state)
 	atomic_store(&rt.enabled, 0);
 }
 
+/*
+ * A thread that counts a pause in local before sleeping it says until when it
+ * sleeps, so that an experiment ending meanwhile subtracts only what has
+ * passed; afterwards it says nothing.
+ */
+static void paying_thread_shows_what_is_left(void **state)
+{
+	struct thread_state a = {0}, b = {0};
+	uint64_t d = 3 * NSEC_PER_MSEC, g0;
+
+	start_experiment(d);
+	g0 = atomic_load(&rt.global);
+	selected_samples(&a, 1);
+	delays_catch_up(&a);
+	delays_catch_up(&b); /* owes d */
+	assert_int_equal(pauses, 1);
+	assert_int_equal(seen_local - g0, d); /* counted before the sleep */
+	assert_true(seen_paying_until >= seen_at + d - NSEC_PER_MSEC);
+	assert_true(seen_paying_until <= seen_at + d);
+	assert_int_equal(atomic_load(&b.paying_until_ns), 0);
+}
+
 /* ---- load amplification (AMP): arrivals feed the same protocol ---- */
 
 /* Each arrival speeds its thread up by the arrival speedup: the others pay it. */
@@ -546,6 +573,7 @@ int main(void)
 	    cmocka_unit_test(no_debt_across_experiments),
 	    cmocka_unit_test(child_inherits_parent_count),
 	    cmocka_unit_test(joiner_waits_for_virtual_exit_of_joined),
+	    cmocka_unit_test(paying_thread_shows_what_is_left),
 	    cmocka_unit_test(arrivals_speed_up_the_arriving_thread),
 	    cmocka_unit_test(arrivals_are_folded_once),
 	    cmocka_unit_test(arrivals_and_line_samples_share_one_protocol),

@@ -38,6 +38,21 @@ static void raise_global(uint64_t local)
 		;
 }
 
+/* Sleeps ns with sampling paused; returns the time really slept (inserted delay). */
+static uint64_t sleep_unsampled(struct thread_state *t, uint64_t ns)
+{
+	uint64_t got;
+
+	sampler_pause(t);
+	/* default timer slack (50 us) would add to nanosleep's overshoot */
+	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+	got = time_sleep_ns(ns);
+	prctl(PR_SET_TIMERSLACK, t->timer_slack, 0UL, 0UL, 0UL);
+	sampler_resume(t);
+	atomic_fetch_add_explicit(&rt.inserted_delay_ns, got, memory_order_relaxed);
+	return got;
+}
+
 /*
  * Pays until this thread is level with G. Other threads may raise G while we
  * sleep; those pauses are owed too before we go on, or a thread about to
@@ -67,18 +82,16 @@ void delays_catch_up(struct thread_state *t)
 		if (t->local == g)
 			return;
 		want = (int64_t)(g - t->local) - t->excess_ns;
-		t->local = g;
 		if (want <= 0) {
+			t->local = g;
 			t->excess_ns = -want;
 			continue;
 		}
-		sampler_pause(t);
-		/* default timer slack (50 us) would add to nanosleep's overshoot */
-		prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-		got = time_sleep_ns((uint64_t)want);
-		prctl(PR_SET_TIMERSLACK, t->timer_slack, 0UL, 0UL, 0UL);
-		sampler_resume(t);
-		atomic_fetch_add_explicit(&rt.inserted_delay_ns, got, memory_order_relaxed);
+		/* local counts the pause as taken: until it is, say how much is left */
+		atomic_store(&t->paying_until_ns, time_monotonic_ns() + (uint64_t)want);
+		t->local = g;
+		got = sleep_unsampled(t, (uint64_t)want);
+		atomic_store(&t->paying_until_ns, 0);
 		t->idle_ns += got;
 		t->excess_ns = (int64_t)got - want;
 		delays_sync_epoch(t);
@@ -94,14 +107,14 @@ void delays_catch_up(struct thread_state *t)
  * line's work up to its exit, joined after the thread running that line
  * (whose later samples raised G after the worker was gone). Its virtual exit
  * is exit_ns - exit_local (local counts ns of delay); ours is now - local. If
- * ours is earlier, we
- * wait the difference (real time, not a pause: local stays), so that the
- * experiment's duration does not lose the time the worker really bounded.
+ * ours is earlier, we wait the difference (real time, not a pause: local
+ * stays), so that the experiment's duration does not lose the time the worker
+ * really bounded.
  */
 void delays_after_join(struct thread_state *t, uint64_t exit_local, uint64_t exit_epoch,
 		       uint64_t exit_ns)
 {
-	uint64_t now, got;
+	uint64_t now;
 	int64_t owed;
 
 	if (!t || atomic_load_explicit(&rt.active, memory_order_acquire) != EXPERIMENT_RUNNING)
@@ -113,12 +126,7 @@ void delays_after_join(struct thread_state *t, uint64_t exit_local, uint64_t exi
 	owed = (int64_t)(t->local - exit_local) - (int64_t)(now - exit_ns);
 	if (owed <= 0)
 		return;
-	sampler_pause(t);
-	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-	got = time_sleep_ns((uint64_t)owed);
-	prctl(PR_SET_TIMERSLACK, t->timer_slack, 0UL, 0UL, 0UL);
-	sampler_resume(t);
-	atomic_fetch_add_explicit(&rt.inserted_delay_ns, got, memory_order_relaxed);
+	sleep_unsampled(t, (uint64_t)owed);
 }
 
 void delays_join_end(pthread_t joined)

@@ -113,6 +113,24 @@ struct catch_up {
 	bool send;
 };
 
+/*
+ * A thread's local count less the part of its current pause still to sleep:
+ * a thread that answers the end-of-experiment request in the middle of a
+ * pause has counted it in local already, and subtracting all of it from the
+ * duration would take off time that has not passed yet (a thread per round
+ * paying its co-runner's pauses at exit made Figure 1 over-predict).
+ */
+static uint64_t paid_local(const struct thread_state *t)
+{
+	uint64_t until = atomic_load(&t->paying_until_ns), now, left;
+
+	if (!until)
+		return t->local;
+	now = time_monotonic_ns();
+	left = until > now ? until - now : 0;
+	return t->local > left ? t->local - left : 0;
+}
+
 static void visit_thread(struct thread_state *t, void *ctx)
 {
 	struct catch_up *c = ctx;
@@ -127,8 +145,8 @@ static void visit_thread(struct thread_state *t, void *ctx)
 		c->waiting++;
 		return;
 	}
-	if (t->epoch == atomic_load(&rt.epoch) && t->local < c->min_local)
-		c->min_local = t->local;
+	if (t->epoch == atomic_load(&rt.epoch) && paid_local(t) < c->min_local)
+		c->min_local = paid_local(t);
 }
 
 /* Asks running threads to pay up; returns the smallest local count among them. */

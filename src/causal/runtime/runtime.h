@@ -75,6 +75,8 @@ struct thread_state {
 	uint64_t blocked_at_ns; /* when it blocked (AMP caps the wake-up credit) */
 	_Atomic int blocked;	/* inside a blocking call we wrap */
 	_Atomic uint64_t ack;	/* last end-of-experiment request this thread answered */
+	/* while sleeping off a debt already counted in local: when the sleep ends */
+	_Atomic uint64_t paying_until_ns;
 
 	/* load amplification: this thread's arrival counter (Coz's counter layout) */
 	struct {

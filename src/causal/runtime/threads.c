@@ -124,6 +124,7 @@ struct thread_state *thread_register(uint64_t parent_local, uint64_t parent_epoc
 	atomic_store(&t->mark_tid, 0);
 	atomic_store(&t->blocked, 0);
 	atomic_store(&t->ack, atomic_load(&rt.end_request));
+	atomic_store(&t->paying_until_ns, 0);
 	t->busy = 1;
 	t->pending = 0;
 	t->exiting = false;
