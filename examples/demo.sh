@@ -42,10 +42,13 @@ rm -f "$profile"
 "$lever" causal -o "$profile" -- "$prog" "${args[@]}"
 
 html=${profile%.coz}.html
+# Ranked by impact (the area under the curve, Coz's viewer's ranking): line a's
+# curve reaches its ~5% ceiling at once and stays flat, so its slope over
+# 0..100% is near 0 and the paper's slope ranking cannot tell it from line b.
 print_report() {
 	echo
-	echo "\$ lever causal report --html $html $profile"
-	"$lever" causal report --html "$html" "$profile"
+	echo "\$ lever causal report --sort impact --html $html $profile"
+	"$lever" causal report --sort impact --html "$html" "$profile"
 }
 
 [ "${DEMO_TRUTH:-1}" = 0 ] && { print_report; exit 0; }
