@@ -21,6 +21,7 @@
 #include "causal/causal.h"
 #include "causal/runtime/settings.h"
 #include "cli/commands.h"
+#include "cli/launch.h"
 
 #define RUNTIME_NAME "liblever-causal.so"
 #define EXIT_USAGE   2
@@ -513,51 +514,16 @@ static int export_settings(const struct causal_options *o, const char *output)
 /* LD_PRELOAD with the runtime appended (space-separated), unless already there. */
 static int add_preload(const char *runtime)
 {
-	const char *old = getenv("LD_PRELOAD");
-	char *value;
+	char *value = launch_preload_value(getenv("LD_PRELOAD"), runtime);
 	int ret;
 
-	if (!old || !*old)
-		return set_env("LD_PRELOAD", runtime);
-	if (strstr(old, runtime))
-		return 0;
-	if (asprintf(&value, "%s %s", old, runtime) < 0) {
+	if (!value) {
 		fprintf(stderr, "lever causal: out of memory\n");
 		return -1;
 	}
 	ret = set_env("LD_PRELOAD", value);
 	free(value);
 	return ret;
-}
-
-/* The runtime's absolute path into out (PATH_MAX bytes). */
-static int find_runtime(char *out)
-{
-	const char *dir = lever_runtime_dir();
-	char path[PATH_MAX];
-
-	if (!dir) {
-		fprintf(stderr, "lever causal: cannot locate lever's runtime directory; set "
-				"LEVER_RUNTIME_DIR\n");
-		return -1;
-	}
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, RUNTIME_NAME) >= sizeof(path) ||
-	    !realpath(path, out) || access(out, R_OK)) {
-		fprintf(stderr,
-			"lever causal: runtime not found: %s\n"
-			"Build it (make build), install lever (make install), or point "
-			"LEVER_RUNTIME_DIR at the directory holding %s.\n",
-			path, RUNTIME_NAME);
-		return -1;
-	}
-	if (strpbrk(out, " :")) {
-		fprintf(stderr,
-			"lever causal: the runtime path %s contains a space or ':', "
-			"which LD_PRELOAD cannot express\n",
-			out);
-		return -1;
-	}
-	return 0;
 }
 
 static int exec_program(char **argv)
@@ -602,7 +568,8 @@ static int run_profiler(int argc, char **argv)
 		return ret < 0 ? 0 : ret;
 	}
 	ret = 1;
-	if (find_runtime(runtime) || resolve_output(o.output, output, sizeof(output)))
+	if (launch_find_runtime("lever causal", RUNTIME_NAME, runtime) ||
+	    resolve_output(o.output, output, sizeof(output)))
 		goto out;
 	if (export_settings(&o, output) || add_preload(runtime))
 		goto out;

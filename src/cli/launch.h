@@ -2,7 +2,7 @@
 /*
  * Launching a program under one of lever's runtimes (launch.c): finding the
  * runtime next to the lever binary and adding it to LD_PRELOAD. Used by
- * lever stabilize and by lever bench/compare --randomize=heap.
+ * lever causal, lever stabilize and lever bench/compare --randomize=heap.
  */
 #ifndef LEVER_CLI_LAUNCH_H
 #define LEVER_CLI_LAUNCH_H

@@ -231,13 +231,13 @@ static void no_baseline_uses_each_levels_own_period(void **state)
 static void drain_windows_do_not_hide_instability(void **state)
 {
 	static const char text[] = "startup\ttime=1\n" EXP(
-	    "0", "1000000000", "100", "2") "throughput-point\tname=done\tdelta=100\n"
-					   "startup\ttime=2\n" EXP(
-					       "5000000", "1000000000",
-					       "100", "2") "throughput-point\tname=done\tdelta="
-							   "60\n" EXP("5000000", "1000000000", "0",
-								      "0") "throughput-point\tname="
-									   "done\tdelta=40\n";
+	    "0", "1000000000", "100",
+	    "2") "throughput-point\tname=done\tdelta=100\n"
+		 "startup\ttime=2\n" EXP("5000000", "1000000000", "100",
+					 "2") "throughput-point\tname=done\tdelta="
+					      "60\n" EXP("5000000", "1000000000", "0",
+							 "0") "throughput-point\tname="
+							      "done\tdelta=40\n";
 	struct causal_profile p;
 	struct causal_amp a;
 
