@@ -78,6 +78,41 @@ def bucket_cost(entries, kind):
     return dur / visits
 
 
+def quantile(sorted_vals, p):
+    """Linear interpolation between order statistics (R's type 7)."""
+    h = (len(sorted_vals) - 1) * p
+    lo = math.floor(h)
+    if lo >= len(sorted_vals) - 1:
+        return sorted_vals[-1]
+    frac = h - lo
+    if frac == 0:
+        return sorted_vals[lo]
+    return sorted_vals[lo] + frac * (sorted_vals[lo + 1] - sorted_vals[lo])
+
+
+def trim(entries, kind):
+    """lever causal report's default (src/causal/summary.c trim_bucket):
+    experiments whose cost per visit lies beyond 3 IQR past the quartiles
+    of their bucket are set aside, when the bucket has >= 8 experiments
+    with a median of >= 5 visits."""
+    if len(entries) < 8:
+        return entries
+    visits = sorted(e[1] for e in entries)
+    if quantile(visits, 0.5) < MIN_VISITS:
+        return entries
+
+    def cost(e):
+        if e[1] <= 0:
+            return math.inf
+        return (e[3] * e[0] if kind == "latency" else e[0]) / e[1]
+    costs = sorted(cost(e) for e in entries)
+    q1, q3 = quantile(costs, 0.25), quantile(costs, 0.75)
+    if not math.isfinite(q3) or not q3 > q1:
+        return entries
+    lo, hi = q1 - 3 * (q3 - q1), q3 + 3 * (q3 - q1)
+    return [e for e in entries if lo <= cost(e) <= hi]
+
+
 def speedup_of(base, cost):
     if base is None or cost is None or base <= 0:
         return None
@@ -108,7 +143,7 @@ def slope(points):
     return (n * sum(x * y for x, y in zip(xs, ys)) - sum(xs) * sum(ys)) / d
 
 
-def predict(paths, min_speedups):
+def predict(paths, min_speedups, no_trim=False):
     groups = {}  # (line, point, kind) -> {pct: [entries]}
     for path in paths:
         for e in parse_profile(path):
@@ -118,6 +153,8 @@ def predict(paths, min_speedups):
     rng = random.Random(1)
     series = []
     for (line, point, kind), buckets in sorted(groups.items()):
+        if not no_trim:
+            buckets = {pct: trim(es, kind) for pct, es in buckets.items()}
         base = bucket_cost(buckets.get(0, []), kind) if 0 in buckets else None
         if base is None:
             continue
@@ -307,7 +344,8 @@ def tables(data):
     out.append("")
     out.append("## Machine")
     out.append("")
-    for k in ("cpu", "kernel", "os", "gcc", "coz", "lever", "lever2", "load", "predictions"):
+    for k in ("cpu", "kernel", "os", "gcc", "coz", "lever", "lever2", "load", "predictions",
+              "recomputed"):
         if meta.get(k):
             out.append("- %s: %s" % (k, meta[k]))
     out.append("- the machine is shared with other engineers' builds and tests: figures were taken "
@@ -347,6 +385,12 @@ def tables(data):
         out.append("Truth noise: mean half-width of the 95% bootstrap interval of the true "
                    "speedups (levels > 0); an error below it cannot be told from the "
                    "measurement's own scatter.")
+        out.append("")
+        out.append("Both tools' profiles go through the same analysis, with lever causal "
+                   "report's defaults: phase correction on, and far-out experiments (cost per "
+                   "visit beyond 3 IQR past the quartiles of their speedup's experiments) set "
+                   "aside; analyze.py's cross-check applies the same rule but no phase "
+                   "correction.")
         out.append("")
         out += body
     out.append("## Overhead")

@@ -15,6 +15,9 @@
 # -b BUILD2    also profile with a second lever build, in the same cycles
 #              (before/after comparisons of the runtime; reported as lever2)
 # --no-overhead / --no-accuracy   skip one half
+# --report-only  recompute the predictions and the report from the profiles
+#              and data kept in WORKDIR/data by an earlier run (after a change
+#              to lever causal report; nothing is built or run)
 #
 # Accuracy, per program:
 #  1. two builds: lever's (-g -O2) and Coz's (-g -O2 -gdwarf-4
@@ -41,8 +44,8 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-quick=0 out="" work="" only="" do_acc=1 do_ovh=1 build2=""
-usage() { sed -n '4,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+quick=0 out="" work="" only="" do_acc=1 do_ovh=1 build2="" report_only=0
+usage() { sed -n '4,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1 ;;
@@ -52,6 +55,7 @@ while [ $# -gt 0 ]; do
 	-b) build2=$(cd "$2" && pwd); shift ;;
 	--no-overhead) do_ovh=0 ;;
 	--no-accuracy) do_acc=0 ;;
+	--report-only) report_only=1 ;;
 	-h | --help) usage ;;
 	-*) echo "run.sh: unknown option $1" >&2; usage ;;
 	*) break ;;
@@ -101,7 +105,11 @@ else
 fi
 truth_reps=$((truth_per_cycle * cycles))
 data=$work/data
-rm -rf "$data"
+if [ $report_only = 1 ]; then
+	[ -f "$data/meta.txt" ] || { echo "run.sh: no earlier run's data in $data" >&2; exit 1; }
+else
+	rm -rf "$data"
+fi
 mkdir -p "$data" "$work/lever" "$work/coz"
 
 # ---------------------------------------------------------------- build
@@ -119,9 +127,11 @@ build_copy() { # DIR EXTRA_FLAGS...
 		gcc "${cflags[@]}" "$@" -o "$dir/$p" "$here/programs/$p.c" "${extra[@]}" -ldl -pthread
 	done
 }
-echo "== building the programs in $work/{lever,coz}"
-build_copy "$work/lever" -g
-build_copy "$work/coz" -g -gdwarf-4 -gno-variable-location-views
+if [ $report_only = 0 ]; then
+	echo "== building the programs in $work/{lever,coz}"
+	build_copy "$work/lever" -g
+	build_copy "$work/coz" -g -gdwarf-4 -gno-variable-location-views
+fi
 
 line_of() { grep -n 'LINE:chosen' "$here/programs/$1.c" | cut -d: -f1; }
 now() { date +%s.%N; }
@@ -188,8 +198,14 @@ accuracy() { # PROG
 		done
 	done
 	load_mark "$p" end
+	predict "$p"
+}
+
+# Both tools' predictions from their profiles, and analyze.py's cross-check.
+predict() { # PROG
+	local p=$1 tool prof
 	for tool in lever coz ${lever2:+lever2}; do
-		local prof=$data/$p.$tool.coz
+		prof=$data/$p.$tool.coz
 		[ -f "$prof" ] || : >"$prof"
 		if [ "$json" = 1 ]; then
 			"$lever" causal report --json --top 0 --min-speedups 2 "$prof" >"$data/$p.$tool.json" 2>"$data/$p.$tool.report.err" || true
@@ -233,6 +249,19 @@ overhead() { # PROG
 	done
 }
 
+if [ $report_only = 1 ]; then
+	json=0
+	"$lever" causal report --help 2>&1 | grep -q -- --json && json=1
+	while IFS=$'\t' read -r p _; do predict "$p"; done <"$data/programs.tsv"
+	sed -i '/^recomputed\t/d' "$data/meta.txt"
+	printf 'recomputed\t%s with %s (checkout %s)\n' "$(date -u '+%Y-%m-%d %H:%M UTC')" \
+		"$("$lever" --version 2>/dev/null | head -n1)" \
+		"$(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown)" >>"$data/meta.txt"
+	python3 "$here/analyze.py" tables "$data" >"$out"
+	cat "$out"
+	echo "== report: $out"
+	exit 0
+fi
 json=0
 "$lever" causal report --help 2>&1 | grep -q -- --json && json=1
 echo "== predictions from: $([ $json = 1 ] && echo 'lever causal report --json' || echo 'analyze.py (lever causal report has no --json yet)')"

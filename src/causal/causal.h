@@ -178,7 +178,8 @@ int64_t causal_profile_line_runtime(const struct causal_profile *p, uint32_t loc
 /* All experiments of one selected line at one speedup, for one progress point. */
 struct causal_bucket {
 	int speedup_pct;
-	unsigned experiments;
+	unsigned experiments;	 /* the experiments summed (far-out ones not counted) */
+	unsigned trimmed;	 /* far-out experiments set aside (see causal_summarize()) */
 	double duration;	 /* sum of effective durations, ns */
 	double visits;		 /* throughput: sum of deltas; latency: sum of arrivals */
 	double departures;	 /* latency: sum of departures */
@@ -220,6 +221,7 @@ struct causal_summary_options {
 	unsigned min_speedups;	  /* distinct speedups a line needs; 0 = default (5) */
 	double min_visits;	  /* visits (or arrivals) a bucket needs; 0 = default (5) */
 	bool no_phase_correction; /* skip the phase correction (on by default) */
+	bool no_trim;		  /* keep far-out experiments (set aside by default) */
 	unsigned resamples;	  /* bootstrap resamples; 0 = default (1000) */
 	double level;		  /* confidence level; 0 = default (0.95) */
 	uint64_t seed;		  /* seed of the bootstrap generator (results repeat) */
@@ -232,7 +234,9 @@ struct causal_summary {
 	size_t dropped_no_baseline;  /* (line, point) pairs without a usable 0% bucket */
 	size_t dropped_few_speedups; /* pairs with fewer than min_speedups speedups */
 	size_t dropped_buckets;	     /* buckets with too few visits (or no samples to correct) */
+	size_t trimmed_experiments;  /* far-out experiments set aside, over all series */
 	bool phase_correction;	     /* the correction was asked for */
+	bool trim;		     /* far-out experiments were set aside */
 	int64_t runtime_ns;	     /* T: the runs' runtimes summed (0 if not recorded) */
 	unsigned resamples;
 	double level;

@@ -114,6 +114,14 @@ static void run_summary(FILE *f, const struct causal_profile *p, const struct ca
 		 "%.0f%%, percentile bootstrap over experiments, %u resamples, seed %llu",
 		 100 * s->level, s->resamples, (unsigned long long)s->seed);
 	add_row(t, "intervals", buf);
+	snprintf(buf, sizeof(buf), "%s",
+		 !s->trim ? "off (--no-trim)" : "on (Tukey far-out fences per bucket)");
+	if (s->trim) {
+		size_t len = strlen(buf);
+
+		snprintf(buf + len, sizeof(buf) - len, ", %zu set aside", s->trimmed_experiments);
+	}
+	add_row(t, "far-out experiments", buf);
 	snprintf(a, sizeof(a), "%zu", s->dropped_no_baseline);
 	snprintf(b, sizeof(b), "%zu", s->dropped_few_speedups);
 	snprintf(buf, sizeof(buf),

@@ -23,6 +23,7 @@ static void json_point(struct report_json *j, const struct causal_series *c,
 	report_json_kv_number(j, "program_speedup", b->program_speedup);
 	json_interval(j, "ci", b->ci_low, b->ci_high);
 	report_json_kv_integer(j, "experiments", b->experiments);
+	report_json_kv_integer(j, "trimmed", b->trimmed);
 	report_json_kv_number(j, "visits", b->visits);
 	report_json_kv_number(j, "duration_ns", b->duration);
 	report_json_kv_number(j, "selected_samples", b->selected_samples);
@@ -96,6 +97,8 @@ void causal_report_json(FILE *out, const struct causal_profile *p, const struct 
 	report_json_kv_integer(&j, "seed", (long long)s->seed);
 	report_json_kv_integer(&j, "dropped_no_baseline", (long long)s->dropped_no_baseline);
 	report_json_kv_integer(&j, "dropped_few_speedups", (long long)s->dropped_few_speedups);
+	report_json_kv_bool(&j, "trim", s->trim);
+	report_json_kv_integer(&j, "trimmed_experiments", (long long)s->trimmed_experiments);
 	report_json_key(&j, "series");
 	report_json_array_begin(&j);
 	for (size_t i = 0; i < s->n_series; i++)

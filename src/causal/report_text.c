@@ -65,6 +65,9 @@ static void print_header(FILE *out, const struct causal_profile *p, const struct
 				     : "on, but the profile has no runtime records");
 	fprintf(out, "  intervals: %.0f%%, bootstrap over experiments, %u resamples, seed %llu\n",
 		100 * s->level, s->resamples, (unsigned long long)s->seed);
+	if (s->trimmed_experiments)
+		fprintf(out, "  far-out experiments set aside: %zu (--no-trim keeps them)\n",
+			s->trimmed_experiments);
 	fprintf(out, "  lines with a usable curve: %zu", s->n_series);
 	if (dropped)
 		fprintf(out, " (%zu more lack a 0%% baseline or enough speedups)", dropped);

@@ -14,6 +14,11 @@
  *    only applies to the fraction t_A/T of the run in which it runs, with
  *    t_A estimated as t_obs * s / s_obs from the line's 0% experiments (see
  *    phase_factor()); the factor is capped at 1 (t_A <= T);
+ *  - far-out experiments are set aside first (see trim_bucket()): an
+ *    experiment whose cost per visit lies beyond Tukey's far-out fences
+ *    (3 IQR past the quartiles) of its bucket was disturbed from outside
+ *    (another process took the CPUs for a while), and one such experiment
+ *    can move a sum-based estimate by tens of points;
  *  - buckets with fewer than min_visits visits (arrivals) are dropped, then
  *    lines without a 0% bucket or with fewer than min_speedups speedups;
  *  - confidence intervals: a percentile bootstrap that resamples the
@@ -101,20 +106,101 @@ static void bucket_add(struct causal_bucket *b, const struct entry *e)
 	b->selected_samples += e->selected_samples;
 }
 
+/* One experiment's cost per visit (see bucket_cost()); +inf without visits. */
+static double entry_cost(const struct entry *e, bool latency)
+{
+	if (!(e->visits > 0))
+		return INFINITY;
+	return (latency ? e->difference_dur : e->duration) / e->visits;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Move the far-out experiments of one bucket, entries[0..n), to its end and
+ * return how many are kept. Only where the fences mean something: at least
+ * TRIM_MIN_EXPERIMENTS experiments and a median of TRIM_MIN_VISITS visits
+ * or more (with fewer, the cost per experiment is too coarse), and a
+ * nonzero spread. An experiment without visits in such a bucket counts as
+ * infinitely slow, so it is always beyond the upper fence.
+ */
+#define TRIM_MIN_EXPERIMENTS 8
+#define TRIM_MIN_VISITS	     5
+#define TRIM_FENCE_IQR	     3.0
+
+static size_t trim_bucket(struct entry *entries, size_t n, bool latency)
+{
+	double *cost, *visits, q1, q3, lo, hi;
+	size_t kept = 0;
+
+	if (n < TRIM_MIN_EXPERIMENTS)
+		return n;
+	cost = malloc(n * sizeof(*cost));
+	visits = malloc(n * sizeof(*visits));
+	if (!cost || !visits)
+		goto keep_all;
+	for (size_t k = 0; k < n; k++) {
+		cost[k] = entry_cost(&entries[k], latency);
+		visits[k] = entries[k].visits;
+	}
+	qsort(visits, n, sizeof(*visits), compare_doubles);
+	if (stats_quantile_sorted(visits, n, 0.5) < TRIM_MIN_VISITS)
+		goto keep_all;
+	qsort(cost, n, sizeof(*cost), compare_doubles);
+	q1 = stats_quantile_sorted(cost, n, 0.25);
+	q3 = stats_quantile_sorted(cost, n, 0.75);
+	if (!isfinite(q3) || !(q3 > q1))
+		goto keep_all;
+	lo = q1 - TRIM_FENCE_IQR * (q3 - q1);
+	hi = q3 + TRIM_FENCE_IQR * (q3 - q1);
+	for (size_t k = 0; k < n; k++) {
+		double c = entry_cost(&entries[k], latency);
+
+		if (c >= lo && c <= hi) {
+			struct entry t = entries[kept];
+
+			entries[kept++] = entries[k];
+			entries[k] = t;
+		}
+	}
+	free(cost);
+	free(visits);
+	return kept;
+keep_all:
+	free(cost);
+	free(visits);
+	return n;
+}
+
 /*
  * Fold entries[0..n) (one series, sorted by pct) into buckets with enough
- * visits; base is the index of entries[0] in the whole entry array.
+ * visits, setting far-out experiments aside when trim is on (they stay in
+ * the array behind the bucket's kept ones); base is the index of entries[0]
+ * in the whole entry array.
  */
-static size_t fold_buckets(const struct entry *entries, size_t n, size_t base, double min_visits,
-			   struct causal_bucket *out, size_t *dropped)
+static size_t fold_buckets(struct entry *entries, size_t n, size_t base, double min_visits,
+			   bool trim, bool latency, struct causal_bucket *out, size_t *dropped,
+			   size_t *trimmed)
 {
 	size_t nb = 0;
 
 	for (size_t i = 0; i < n;) {
 		struct causal_bucket b = {.speedup_pct = entries[i].pct, .first_entry = base + i};
+		size_t end = i, kept;
 
-		for (; i < n && entries[i].pct == b.speedup_pct; i++)
-			bucket_add(&b, &entries[i]);
+		while (end < n && entries[end].pct == b.speedup_pct)
+			end++;
+		kept = trim ? trim_bucket(entries + i, end - i, latency) : end - i;
+		b.trimmed = (unsigned)(end - i - kept);
+		*trimmed += b.trimmed;
+		for (size_t k = i; k < i + kept; k++)
+			bucket_add(&b, &entries[k]);
+		i = end;
 		if (b.visits < min_visits || !(b.visits > 0) || !(b.duration > 0)) {
 			(*dropped)++;
 			continue;
@@ -310,13 +396,6 @@ static uint64_t mix_string(uint64_t h, const char *s)
 	for (; *s; s++)
 		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
 	return (h ^ 0xff) * 0x100000001b3ull;
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
 }
 
 /* Percentile interval of the finite values in v[0..n) (sorted in place). */
@@ -548,11 +627,12 @@ static void apply_defaults(const struct causal_summary_options *opt,
  * added) if it is dropped; -1 when out of memory.
  */
 static int build_series(const struct causal_profile *p, const struct causal_summary_options *o,
-			const struct bootstrap *bs, const struct entry *entries, size_t i, size_t j,
+			const struct bootstrap *bs, struct entry *entries, size_t i, size_t j,
 			struct causal_summary *out, size_t *cap)
 {
 	struct causal_series s = {.selected = entries[i].selected, .point = entries[i].point};
 	bool latency = p->points[s.point].kind == CAUSAL_POINT_LATENCY;
+	size_t trimmed = 0;
 	struct phase ph;
 
 	s.line_samples = causal_profile_line_samples(p, s.selected);
@@ -563,8 +643,8 @@ static int build_series(const struct causal_profile *p, const struct causal_summ
 	s.buckets = malloc((j - i) * sizeof(*s.buckets));
 	if (!s.buckets)
 		return -1;
-	s.n_buckets =
-	    fold_buckets(entries + i, j - i, i, o->min_visits, s.buckets, &out->dropped_buckets);
+	s.n_buckets = fold_buckets(entries + i, j - i, i, o->min_visits, !o->no_trim, latency,
+				   s.buckets, &out->dropped_buckets, &trimmed);
 	if (!finish_series(&s, latency, &ph, &out->dropped_buckets)) {
 		out->dropped_no_baseline++;
 		free(s.buckets);
@@ -579,6 +659,7 @@ static int build_series(const struct causal_profile *p, const struct causal_summ
 		free(s.buckets);
 		return -1;
 	}
+	out->trimmed_experiments += trimmed;
 	return 0;
 }
 
@@ -593,6 +674,7 @@ int causal_summarize(const struct causal_profile *p, const struct causal_summary
 	apply_defaults(opt, &o);
 	memset(out, 0, sizeof(*out));
 	out->phase_correction = !o.no_phase_correction;
+	out->trim = !o.no_trim;
 	out->runtime_ns = causal_profile_total_runtime(p);
 	out->resamples = o.resamples;
 	out->level = o.level;

@@ -37,6 +37,10 @@ static const char report_usage[] =
     "                          viewer: area under the curve) or name\n"
     "  --min-speedups N        distinct speedups a line needs (default 5)\n"
     "  --no-phase-correction   do not apply the phase correction (paper eq. 8)\n"
+    "  --no-trim               keep far-out experiments (by default an experiment\n"
+    "                          whose cost per visit lies beyond 3 IQR past the\n"
+    "                          quartiles of its speedup's experiments is set aside:\n"
+    "                          something outside the program stalled it)\n"
     "  --seed N                seed of the bootstrap (default 0; same seed, same output)\n"
     "  --resamples N           bootstrap resamples (default 1000)\n"
     "  --confidence P          confidence level in percent (default 95)\n"
@@ -67,6 +71,7 @@ enum {
 	ROPT_STRICT,
 	ROPT_SORT,
 	ROPT_NO_PHASE,
+	ROPT_NO_TRIM,
 	ROPT_SEED,
 	ROPT_RESAMPLES,
 	ROPT_CONFIDENCE,
@@ -82,6 +87,7 @@ static const struct option report_long_options[] = {
     {"strict", no_argument, NULL, ROPT_STRICT},
     {"sort", required_argument, NULL, ROPT_SORT},
     {"no-phase-correction", no_argument, NULL, ROPT_NO_PHASE},
+    {"no-trim", no_argument, NULL, ROPT_NO_TRIM},
     {"seed", required_argument, NULL, ROPT_SEED},
     {"resamples", required_argument, NULL, ROPT_RESAMPLES},
     {"confidence", required_argument, NULL, ROPT_CONFIDENCE},
@@ -141,6 +147,9 @@ static int parse_report_options(struct report_options *o, int argc, char **argv)
 			break;
 		case ROPT_NO_PHASE:
 			o->summary.no_phase_correction = true;
+			break;
+		case ROPT_NO_TRIM:
+			o->summary.no_trim = true;
 			break;
 		case ROPT_SEED:
 			if (!parse_u64_range(optarg, 0, INT64_MAX, &v))

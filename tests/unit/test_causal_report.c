@@ -120,6 +120,71 @@ static void test_aggregation_sums_not_rates(void **state)
 	free(buf);
 }
 
+/* ------------------------------------------------------------ far-out experiments */
+
+/*
+ * Ten experiments per speedup with 20 visits each, costs 100..109 ns per
+ * visit, plus one experiment stalled from outside (3 visits in the time of
+ * 20) at 50%: it is set aside, the others are summed as before; --no-trim
+ * keeps it. A bucket whose experiments see few visits is never trimmed.
+ */
+static void test_far_out_experiments(void **state)
+{
+	struct causal_profile p;
+	struct causal_summary s;
+	const struct causal_series *c;
+	char *buf = NULL;
+	size_t len = 0;
+	double sum50 = 0;
+
+	append(&buf, &len, "startup\ttime=1\n");
+	for (int pct = 0; pct <= 100; pct += 25) {
+		for (int k = 0; k < 10; k++) {
+			long cost = (100 - pct / 2) + k; /* ns per visit */
+
+			exp_tp(&buf, &len, "a.c:1", pct, cost * 20, 20, 1);
+			if (pct == 50)
+				sum50 += (double)cost * 20;
+		}
+	}
+	exp_tp(&buf, &len, "a.c:1", 50, 75 * 20, 3, 1); /* the stalled one: 500 ns per visit */
+	/* few visits per experiment: 2 each, one far out, nothing set aside */
+	for (int pct = 0; pct <= 100; pct += 25) {
+		for (int k = 0; k < 10; k++)
+			exp_tp(&buf, &len, "b.c:1", pct, 200 + k, 2, 1);
+		if (pct == 50)
+			exp_tp(&buf, &len, "b.c:1", pct, 5000, 2, 1);
+	}
+	load(&p, buf, len);
+	assert_int_equal(
+	    causal_summarize(&p, &(struct causal_summary_options){.resamples = 100}, &s), 0);
+	assert_true(s.trim);
+	assert_int_equal(s.trimmed_experiments, 1);
+	c = series_of(&p, &s, "a.c:1");
+	assert_int_equal(bucket_at(c, 50)->experiments, 10);
+	assert_int_equal(bucket_at(c, 50)->trimmed, 1);
+	NEAR(bucket_at(c, 50)->duration, sum50);
+	NEAR(bucket_at(c, 50)->visits, 200);
+	assert_int_equal(bucket_at(c, 0)->trimmed, 0);
+	c = series_of(&p, &s, "b.c:1");
+	assert_int_equal(bucket_at(c, 50)->experiments, 11);
+	assert_int_equal(bucket_at(c, 50)->trimmed, 0);
+	causal_summary_free(&s);
+
+	assert_int_equal(
+	    causal_summarize(
+		&p, &(struct causal_summary_options){.resamples = 100, .no_trim = true}, &s),
+	    0);
+	assert_false(s.trim);
+	assert_int_equal(s.trimmed_experiments, 0);
+	c = series_of(&p, &s, "a.c:1");
+	assert_int_equal(bucket_at(c, 50)->experiments, 11);
+	NEAR(bucket_at(c, 50)->visits, 203);
+	causal_summary_free(&s);
+	causal_profile_free(&p);
+	free(buf);
+}
+
 /* ------------------------------------------------------------ phase correction */
 
 /*
@@ -779,6 +844,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_aggregation_sums_not_rates),
+	    cmocka_unit_test(test_far_out_experiments),
 	    cmocka_unit_test(test_phase_correction),
 	    cmocka_unit_test(test_phase_correction_needs_records),
 	    cmocka_unit_test(test_phase_correction_without_inserted_delay),
