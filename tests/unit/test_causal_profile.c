@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "base/base.h"
+#include "fuzz_edit.h"
 #include "causal/causal.h"
 
 static int read_text(struct causal_profile *p, const char *text, bool strict)
@@ -612,6 +613,8 @@ static void test_fuzz_mutations(void **state)
 				       "difference=",
 				       "18446744073709551615",
 				       "-9223372036854775808"};
+	const struct fuzz_edits edits_of = {alphabet, sizeof(alphabet) - 1, tokens,
+					    ARRAY_SIZE(tokens), 1};
 	size_t base_len = strlen(full_profile);
 	char buf[2048];
 	struct rng r;
@@ -622,38 +625,8 @@ static void test_fuzz_mutations(void **state)
 		int edits = 1 + (int)rng_below(&r, 8);
 
 		memcpy(buf, full_profile, len);
-		for (int k = 0; k < edits; k++) {
-			size_t pos = rng_below(&r, len + 1);
-
-			switch (rng_below(&r, 4)) {
-			case 0: /* replace a byte */
-				if (pos < len)
-					buf[pos] = alphabet[rng_below(&r, sizeof(alphabet) - 1)];
-				break;
-			case 1: /* delete a run */
-				if (pos < len) {
-					size_t n = rng_below(&r, len - pos) + 1;
-
-					memmove(buf + pos, buf + pos + n, len - pos - n);
-					len -= n;
-				}
-				break;
-			case 2: { /* insert a token */
-				const char *t = tokens[rng_below(&r, ARRAY_SIZE(tokens))];
-				size_t n = strlen(t);
-
-				if (len + n <= sizeof(buf)) {
-					memmove(buf + pos + n, buf + pos, len - pos);
-					memcpy(buf + pos, t, n);
-					len += n;
-				}
-				break;
-			}
-			default: /* truncate */
-				len = pos;
-				break;
-			}
-		}
+		for (int k = 0; k < edits; k++)
+			fuzz_edit(&r, &edits_of, buf, &len, sizeof(buf));
 		read_everything(buf, len);
 	}
 }

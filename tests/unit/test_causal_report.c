@@ -18,6 +18,7 @@
 #include <jansson.h>
 
 #include "base/base.h"
+#include "fuzz_edit.h"
 #include "causal/causal.h"
 
 static void append(char **buf, size_t *len, const char *fmt, ...)
@@ -784,6 +785,7 @@ static void test_fuzz_jsonl(void **state)
 				       "18446744073709551615",
 				       "9223372036854775807",
 				       "\n"};
+	const struct fuzz_edits edits_of = {NULL, 0, tokens, ARRAY_SIZE(tokens), 2};
 	size_t base_len = strlen(jsonl_profile);
 	char buf[4096];
 	struct rng r;
@@ -794,39 +796,8 @@ static void test_fuzz_jsonl(void **state)
 		int edits = 1 + (int)rng_below(&r, 8);
 
 		memcpy(buf, jsonl_profile, len);
-		for (int k = 0; k < edits; k++) {
-			size_t pos = rng_below(&r, len + 1);
-
-			switch (rng_below(&r, 5)) {
-			case 0: /* replace a byte, sometimes by a random one */
-				if (pos < len)
-					buf[pos] = (char)rng_next(&r);
-				break;
-			case 1: /* delete a run */
-				if (pos < len) {
-					size_t n = rng_below(&r, len - pos) + 1;
-
-					memmove(buf + pos, buf + pos + n, len - pos - n);
-					len -= n;
-				}
-				break;
-			case 2:
-			case 3: { /* insert a token */
-				const char *t = tokens[rng_below(&r, ARRAY_SIZE(tokens))];
-				size_t n = strlen(t);
-
-				if (len + n <= sizeof(buf)) {
-					memmove(buf + pos + n, buf + pos, len - pos);
-					memcpy(buf + pos, t, n);
-					len += n;
-				}
-				break;
-			}
-			default: /* truncate */
-				len = pos;
-				break;
-			}
-		}
+		for (int k = 0; k < edits; k++)
+			fuzz_edit(&r, &edits_of, buf, &len, sizeof(buf));
 		report_everything(buf, len);
 	}
 	/* and random bytes after a JSON first line */
