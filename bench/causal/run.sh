@@ -271,6 +271,13 @@ lever_version="${lever_version:-lever} (checkout $(git -C "$repo" describe --alw
 lever2_version=${lever2:+$("$lever2" --version 2>/dev/null | head -n1)}
 t_start=$(now)
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+if awk -v l="${load_before%% *}" 'BEGIN { exit !(l > 0.5) }'; then
+	echo "run.sh: warning: load average $load_before: the machine is not idle, and the truth" \
+		"runs and profiles will carry its noise (see README.md)" >&2
+	[ "$(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null)" != 1 ] ||
+		echo "run.sh: warning: autogroup scheduling is on: nice does not shield these runs" \
+			"from other sessions' work" >&2
+fi
 if [ $do_acc = 1 ]; then for p in "${programs[@]}"; do accuracy "$p"; done; fi
 if [ $do_ovh = 1 ]; then for p in "${programs[@]}"; do overhead "$p"; done; fi
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
