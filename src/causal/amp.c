@@ -17,7 +17,7 @@
 #include "causal/causal.h"
 #include "stats/stats.h"
 
-#define AMP_LEVEL	    0.95
+#define AMP_LEVEL	    CAUSAL_AMP_LEVEL
 #define AMP_RESAMPLES	    2000
 #define AMP_SEED	    0x616d70 /* fixed: the report is reproducible */
 #define UNSTABLE_MARGIN	    1.05     /* arrivals beyond departures by 5% */
