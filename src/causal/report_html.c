@@ -502,7 +502,7 @@ static void load_line_chart(FILE *f, const struct causal_profile *p,
 	char(*names)[64] = calloc(n_levels, sizeof(*names));
 	struct report_xy_point *pts;
 	bool contention = false;
-	char title[320];
+	char title[512];
 	struct report_xy_multi_chart chart = {
 	    .x_lo = 0,
 	    .x_hi = 1,
@@ -533,8 +533,10 @@ static void load_line_chart(FILE *f, const struct causal_profile *p,
 		used += c->n_buckets;
 	}
 	snprintf(title, sizeof(title),
-		 "Predicted program speedup against line speedup for %s, one curve per load level",
-		 causal_profile_string(p, l->selected));
+		 "Predicted program speedup against line speedup for %s at %s, one curve per load "
+		 "level",
+		 causal_profile_string(p, l->selected),
+		 causal_profile_string(p, p->points[l->point].name));
 	chart.series = ser;
 	chart.k = k_used;
 	chart.title = title;

@@ -494,7 +494,7 @@ static void html_charts_per_load(void **state)
 	assert_int_equal(count(r.out, "<title>5 ms (load 50%)</title>"), 2);
 	assert_int_equal(count(r.out, "<title>0 (load 0%)</title>"), 2);
 	assert_non_null(strstr(r.out, "aria-label=\"Predicted program speedup against line "
-				      "speedup for grows.c:1, one curve per load level\""));
+				      "speedup for grows.c:1 at done, one curve per load level\""));
 	assert_non_null(strstr(r.out, "aria-label=\"Scalability: "));
 	assert_non_null(strstr(r.out, "Causal profiles per load"));
 	assert_non_null(strstr(r.out, "slope per load: 0 (load 0%) "));
