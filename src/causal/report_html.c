@@ -492,6 +492,24 @@ static void level_slopes(FILE *f, const struct causal_amp_profiles *ap,
 	fputs("</p>\n", f);
 }
 
+/* "contention at 5 ms": the loads at which the line's slope interval lies below 0. */
+static void contention_badge(FILE *f, const struct causal_amp_profiles *ap,
+			     const struct causal_amp_line *l)
+{
+	const char *sep = " at ";
+	char d[32];
+
+	fputs(" <span class=\"badge\">contention", f);
+	for (size_t k = 0; k < ap->amp.n_levels; k++) {
+		if (!l->series[k] || !l->series[k]->contention)
+			continue;
+		causal_amp_format_ns(d, sizeof(d), ap->amp.levels[k].arrival_speedup_ns);
+		fprintf(f, "%s%s", sep, d);
+		sep = ", ";
+	}
+	fputs("</span>", f);
+}
+
 /* One line with one curve per load level, each against its own same-load 0%. */
 static void load_line_chart(FILE *f, const struct causal_profile *p,
 			    const struct causal_amp_profiles *ap, const struct causal_amp_line *l,
@@ -548,7 +566,7 @@ static void load_line_chart(FILE *f, const struct causal_profile *p,
 	fprintf(f, ">\n<h3><span class=\"rank\">%zu.</span> ", rank);
 	report_html_escape(f, causal_profile_string(p, l->selected));
 	if (contention)
-		fputs(" <span class=\"badge\">contention</span>", f);
+		contention_badge(f, ap, l);
 	fputs("</h3>\n<p>", f);
 	report_html_escape(f, causal_profile_string(p, p->points[l->point].name));
 	fprintf(f, " (%s) &middot; %zu load level%s</p>\n",
