@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-3.0-or-later
 # lever causal report on a real load-amplified sweep with line experiments
-# (tests/e2e/data/amp_sweep.coz: `lever causal sweep` of the AMP chapter's
-# producer-consumer program at two loads, see tests/e2e/data/README.md):
+# (tests/e2e/data/amp_sweep.coz, recorded on a shared 2-core VM with
+#   lever causal sweep --arrival-speedup=0,2ms -n 3 --experiment-length=50ms \
+#     --seed 7 -- tests/programs/amp/prodcons -c 2 -n 400 -t 4000 --consume=spin
+# and the build directory's prefix cut from the paths):
 #  - --json: the scalability curve per progress point (levels, load, values
 #    and relative values with their intervals) and each line's curves per
 #    load, each the same as the report of that load's experiments alone
@@ -52,6 +54,7 @@ jq -e '(.load_curves | length > 0)
 			and (.points | length >= 5)))
 	and any(.load_curves[]; .curves | length >= 2)' "$tmp/r.json" >/dev/null ||
 	fail "load_curves: $(jq -c '[.load_curves[] | {line, point, n: (.curves | length)}]' "$tmp/r.json")"
+compared=0
 for d in $levels; do
 	# the profile cut to this level's experiments: its series are the curves at d
 	awk -F'\t' -v d="$d" '
@@ -66,7 +69,12 @@ for d in $levels; do
 		"$tmp/r.json" >"$tmp/curves.json"
 	cmp -s "$tmp/alone.json" "$tmp/curves.json" ||
 		fail "curves at $d differ from that level alone: $(cat "$tmp/curves.json") vs $(cat "$tmp/alone.json")"
+	[ "$(cat "$tmp/curves.json")" != "[]" ] && compared=$((compared + 1))
 done
+# (the comparison has teeth: at least two levels have curves, and they differ)
+[ "$compared" -ge 2 ] || fail "fewer than 2 levels with per-load curves"
+jq -e '[.load_curves[] | select(.curves | length >= 2) | .curves[0].slope != .curves[1].slope] | any' \
+	"$tmp/r.json" >/dev/null || fail "per-load curves are all the same"
 echo "ok: --json load_curves ($(jq '.load_curves | length' "$tmp/r.json") lines), each equal to its level's own report"
 
 # ---- HTML
