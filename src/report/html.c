@@ -605,13 +605,23 @@ static void multi_series(FILE *f, const struct axis *ax, const struct axis *ay,
 	fputs("</g>\n", f);
 }
 
+/* Legend items per row: as many as fit at LEGEND_ITEM_W, at most k (then wider). */
+static size_t legend_per_row(size_t k, double w)
+{
+	size_t fit = (size_t)((w - 20) / LEGEND_ITEM_W);
+
+	fit = fit ? fit : 1;
+	return k && k < fit ? k : fit;
+}
+
 static void multi_legend(FILE *f, const struct report_xy_multi_chart *c, double w, double y0)
 {
-	size_t per_row = (size_t)((w - 20) / LEGEND_ITEM_W);
+	size_t per_row = legend_per_row(c->k, w);
+	double item_w = (w - 20) / (double)per_row;
+	size_t max_chars = item_w > 40 ? (size_t)((item_w - 26) / 7) : 3;
 
-	per_row = per_row ? per_row : 1;
 	for (size_t s = 0; s < c->k; s++) {
-		double x = 20 + LEGEND_ITEM_W * (double)(s % per_row);
+		double x = 20 + item_w * (double)(s % per_row);
 		double y = y0 + LEGEND_ROW * (double)(s / per_row);
 		const char *color = palette[s % PALETTE_SIZE];
 
@@ -624,7 +634,7 @@ static void multi_legend(FILE *f, const struct report_xy_multi_chart *c, double 
 			y + 4);
 		report_html_escape(f, c->series[s].name);
 		fputs("</title>", f);
-		chart_label(f, c->series[s].name, 18);
+		chart_label(f, c->series[s].name, max_chars);
 		fputs("</text>\n", f);
 	}
 }
@@ -633,8 +643,8 @@ void report_svg_xy_multi(FILE *f, const struct report_xy_multi_chart *c)
 {
 	double w = c->width > 0 ? c->width : 440, plot_h = c->height > 0 ? c->height : 260;
 	double left = 56, right = 10, top = 10, bottom = 42, ylo, yhi;
-	size_t per_row = (size_t)((w - 20) / LEGEND_ITEM_W);
-	size_t rows = c->k ? (c->k + (per_row ? per_row : 1) - 1) / (per_row ? per_row : 1) : 0;
+	size_t per_row = legend_per_row(c->k, w);
+	size_t rows = c->k ? (c->k + per_row - 1) / per_row : 0;
 	double h = plot_h + LEGEND_ROW * (double)rows + (rows ? 6 : 0);
 	struct axis ax, ay;
 
