@@ -32,7 +32,8 @@ test-asan: deps
 # Browser checks (need chromium; not part of `make test`): a fresh lever profile
 # loaded into Coz's own viewer, screenshot in $(BUILD)/coz-viewer.png; and the
 # HTML page of `lever causal report --html` for it and for Coz's ferret
-# profile, screenshot in $(BUILD)/causal-report.png (script errors fail).
+# profile, screenshot in $(BUILD)/causal-report.png (script errors fail); and
+# the page of a load-amplified sweep, $(BUILD)/causal-report-amp.png.
 test-browser: build
 	@command -v chromium >/dev/null || scripts/install-deps.sh --browser
 	@rm -f $(BUILD)/browser.coz
@@ -42,6 +43,8 @@ test-browser: build
 	@tests/browser/causal_report.sh $(BUILD)/bin/lever $(BUILD)/browser.coz \
 		$$(ls /usr/share/coz-profiler/viewer/profiles/ferret.coz 2>/dev/null) \
 		$(BUILD)/causal-report.png
+	@tests/browser/causal_report.sh $(BUILD)/bin/lever tests/e2e/data/amp_sweep.coz \
+		$(BUILD)/causal-report-amp.png
 
 bench: build
 	@scripts/install-deps.sh --bench

@@ -17,7 +17,7 @@
 #include "causal/causal.h"
 #include "stats/stats.h"
 
-#define AMP_LEVEL	    0.95
+#define AMP_LEVEL	    CAUSAL_AMP_LEVEL
 #define AMP_RESAMPLES	    2000
 #define AMP_SEED	    0x616d70 /* fixed: the report is reproducible */
 #define UNSTABLE_MARGIN	    1.05     /* arrivals beyond departures by 5% */
@@ -375,20 +375,29 @@ static void format_value(char *buf, size_t size, bool latency, double v)
 		snprintf(buf, size, "%.4g/s", v);
 }
 
+/* "101.8/s [100.4, 103.1]": the unit once, so that a row fits 80 columns. */
+static void format_cell(char *buf, size_t size, bool latency, const struct causal_amp_point *pt)
+{
+	double scale = latency ? 1e-6 : 1;
+	char v[32];
+
+	format_value(v, sizeof(v), latency, pt->value);
+	snprintf(buf, size, "%s [%.4g, %.4g]", v, pt->low * scale, pt->high * scale);
+}
+
 static void print_point_table(FILE *out, const struct causal_profile *p, const struct causal_amp *a,
 			      size_t j)
 {
 	bool latency = p->points[j].kind == CAUSAL_POINT_LATENCY;
-	char d[32], v[32], lo[32], hi[32], load[16], rel[48];
+	char d[32], load[16], rel[48], cell[112];
 
 	fprintf(out, "\n  %s (%s)\n", causal_profile_string(p, p->points[j].name),
 		latency ? "latency, Little's law; relative = W at 0 / W" : "throughput");
-	fprintf(out, "    %-11s %6s %5s  %-30s %s\n", "arrival", "load", "runs",
+	fprintf(out, "    %-8s %6s %4s  %-26s %s\n", "arrival", "load", "runs",
 		latency ? "latency [95% CI]" : "rate [95% CI]", "relative [95% CI]");
 	for (size_t k = 0; k < a->n_levels; k++) {
 		const struct causal_amp_level *lv = &a->levels[k];
 		const struct causal_amp_point *pt = &lv->points[j];
-		char cell[112];
 
 		causal_amp_format_ns(d, sizeof(d), lv->arrival_speedup_ns);
 		if (lv->load >= 0)
@@ -396,21 +405,27 @@ static void print_point_table(FILE *out, const struct causal_profile *p, const s
 		else
 			snprintf(load, sizeof(load), "?");
 		if (!pt->runs) {
-			fprintf(out, "    %-11s %6s %5u  (no visits)\n", d, load, 0U);
+			fprintf(out, "    %-8s %6s %4u  (no visits)\n", d, load, 0U);
 			continue;
 		}
-		format_value(v, sizeof(v), latency, pt->value);
-		format_value(lo, sizeof(lo), latency, pt->low);
-		format_value(hi, sizeof(hi), latency, pt->high);
-		snprintf(cell, sizeof(cell), "%s [%s, %s]", v, lo, hi);
+		format_cell(cell, sizeof(cell), latency, pt);
 		if (pt->has_relative)
 			snprintf(rel, sizeof(rel), "%.3fx [%.3f, %.3f]", pt->relative, pt->rel_low,
 				 pt->rel_high);
 		else
 			snprintf(rel, sizeof(rel), "-");
-		fprintf(out, "    %-11s %6s %5u  %-30s %s%s\n", d, load, pt->runs, cell, rel,
-			pt->unstable ? "  unstable" : "");
+		fprintf(out, "    %-8s %6s %4u  %-26s %s%s\n", d, load, pt->runs, cell, rel,
+			pt->unstable ? " !" : "");
 	}
+}
+
+static bool any_unstable(const struct causal_amp *a)
+{
+	for (size_t k = 0; k < a->n_levels; k++)
+		for (size_t j = 0; j < a->n_points; j++)
+			if (a->levels[k].points[j].unstable)
+				return true;
+	return false;
 }
 
 void causal_amp_report_text(FILE *out, const struct causal_profile *p, const struct causal_amp *a)
@@ -422,18 +437,23 @@ void causal_amp_report_text(FILE *out, const struct causal_profile *p, const str
 	if (a->base_period_ns > 0) {
 		causal_amp_format_ns(period, sizeof(period), (uint64_t)(a->base_period_ns + 0.5));
 		fprintf(out,
-			"  load = arrival speedup / inter-arrival period at 0 (%s per arriving "
-			"thread);\n  the arrival rate is 1/(1 - load) times the test's\n",
+			"  load = arrival speedup / inter-arrival period at 0\n"
+			"         (%s per arriving thread); the arrival rate is 1/(1 - load)\n"
+			"         times the test's\n",
 			period);
 	} else {
-		fprintf(out, "  load = arrival speedup / (effective inter-arrival period + arrival "
-			     "speedup) of each level (no baseline run at 0)\n");
+		fprintf(out,
+			"  load = arrival speedup / (effective inter-arrival period + arrival\n"
+			"         speedup) of each level (no baseline run at 0)\n");
 	}
 	if (a->baseline >= 0)
-		fprintf(out, "  relative: performance against arrival speedup 0 (> 1 is better); "
-			     "bootstrap CIs need 2+ runs per level\n");
+		fprintf(out, "  relative: performance against arrival speedup 0 (> 1 is better);\n"
+			     "            bootstrap CIs need 2+ runs per level\n");
 	for (size_t j = 0; j < a->n_points; j++)
 		print_point_table(out, p, a, j);
+	if (any_unstable(a))
+		fprintf(out,
+			"  ! unstable: arrivals outrun departures at that load (queues grow)\n");
 	fputc('\n', out);
 }
 

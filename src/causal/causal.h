@@ -278,12 +278,16 @@ const char *causal_profile_sampler(const struct causal_profile *p, uint64_t *per
 
 /* ---------------------------------------------------------------- text report */
 
+struct causal_amp_profiles;
+
 struct causal_report_options {
 	size_t top;   /* lines to print, 0 = all */
 	bool ascii;   /* curves in ASCII instead of Unicode blocks */
 	bool detail;  /* also each line's points, with their intervals */
 	char **files; /* the profiles read, for the summary */
 	size_t n_files;
+	/* load amplification: the scalability curve and per-load curves (JSON, HTML); NULL: none */
+	const struct causal_amp_profiles *amp;
 };
 
 /*
@@ -312,6 +316,8 @@ void causal_report_html(FILE *out, const struct causal_profile *p, const struct 
  * = 1 an inter-arrival time of zero; the arrival rate is 1 / (1 - x) times
  * the test's).
  */
+
+#define CAUSAL_AMP_LEVEL 0.95 /* confidence level of the scalability curve's intervals */
 
 struct causal_amp_point {
 	unsigned runs;	  /* runs with a value */
@@ -368,5 +374,42 @@ void causal_amp_report_text(FILE *out, const struct causal_profile *p, const str
 void causal_amp_warn(FILE *err, const struct causal_profile *p, const struct causal_amp *a);
 /* "750 us", "1.5 ms": an arrival speedup for people. */
 void causal_amp_format_ns(char *buf, size_t size, uint64_t ns);
+
+/* ---------------------------------------------------------------- AMP reports (amp_profiles.c) */
+
+/* One line's curves at every load level: series[k] is level k's, or NULL. */
+struct causal_amp_line {
+	uint32_t selected; /* string id */
+	uint32_t point;	   /* index into profile->points */
+	const struct causal_series **series;
+	double slope, impact; /* largest over the levels (NaN: none), for ranking */
+};
+
+/*
+ * Everything the reports show of an AMP profile: the scalability curve and,
+ * when lines were sped up at several loads (and every experiment carries a
+ * load), one causal summary per level, each from that level's experiments
+ * only (its own same-load 0% baseline), and the lines regrouped across the
+ * levels, ranked by the largest slope or impact over the levels, or by name.
+ */
+struct causal_amp_profiles {
+	struct causal_amp amp;
+	bool per_load;
+	struct causal_profile *views;	  /* per level when per_load, else NULL */
+	struct causal_summary *summaries; /* per level when per_load, else NULL */
+	struct causal_amp_line *lines;	  /* when per_load */
+	size_t n_lines;
+};
+
+/*
+ * Returns 0, 1 when p is not an AMP profile (out is then empty), or -1 when
+ * out of memory. opt as for causal_summarize (its sort ranks the lines).
+ */
+int causal_amp_profiles_build(const struct causal_profile *p,
+			      const struct causal_summary_options *opt,
+			      struct causal_amp_profiles *out);
+void causal_amp_profiles_free(struct causal_amp_profiles *ap);
+/* True when some experiment sped a line up (not AMP alone). */
+bool causal_profile_has_line_speedups(const struct causal_profile *p);
 
 #endif

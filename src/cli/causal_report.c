@@ -30,8 +30,8 @@ static const char report_usage[] =
     "from `lever causal sweep`) first get the scalability curve: per progress\n"
     "point, throughput or latency at each arrival speedup with 95% CIs over runs,\n"
     "and relative to arrival speedup 0; then one causal profile per load level,\n"
-    "each line's curve against its own same-load baseline (in the table; --json\n"
-    "and --html do not have them yet).\n"
+    "each line's curve against its own same-load baseline (in the table, in JSON\n"
+    "and as charts in the HTML page).\n"
     "\n"
     "  --sort KEY              rank by slope (default; the paper), impact (Coz's\n"
     "                          viewer: area under the curve) or name\n"
@@ -271,15 +271,44 @@ static int write_html(const char *path, const struct causal_profile *p,
 	return 0;
 }
 
+/*
+ * The table of an AMP profile: the scalability curve, then one causal
+ * profile per load when lines were sped up at several loads. Returns true
+ * when that is the whole table (also for AMP alone: no line was sped up).
+ */
+static bool print_amp_text(const struct causal_profile *p, const struct causal_amp_profiles *ap,
+			   const struct causal_report_options *opt)
+{
+	char d[32];
+
+	causal_amp_report_text(stdout, p, &ap->amp);
+	if (!causal_profile_has_line_speedups(p))
+		return true;
+	if (!ap->per_load)
+		return false;
+	for (size_t k = 0; k < ap->amp.n_levels; k++) {
+		const struct causal_amp_level *lv = &ap->amp.levels[k];
+
+		causal_amp_format_ns(d, sizeof(d), lv->arrival_speedup_ns);
+		printf("== arrival speedup %s", d);
+		if (lv->load >= 0)
+			printf(" (load %.1f%%)", lv->load * 100);
+		printf(" ==\n");
+		causal_report_text(stdout, &ap->views[k], &ap->summaries[k], opt);
+	}
+	return true;
+}
+
 static int write_outputs(const struct report_options *o, const struct causal_profile *p,
-			 const struct causal_summary *s)
+			 const struct causal_summary *s, const struct causal_amp_profiles *ap)
 {
 	struct causal_report_options all = o->report;
 
 	all.top = 0;
+	all.amp = ap;
 	if (o->json)
 		causal_report_json(stdout, p, s, &all);
-	else
+	else if (!ap || !print_amp_text(p, ap, &o->report))
 		causal_report_text(stdout, p, s, &o->report);
 	if (o->html && write_html(o->html, p, s, &all))
 		return 1;
@@ -288,76 +317,15 @@ static int write_outputs(const struct report_options *o, const struct causal_pro
 	return 0;
 }
 
-static bool has_line_speedups(const struct causal_profile *p)
-{
-	for (size_t i = 0; i < p->n_experiments; i++)
-		if (p->experiments[i].speedup_pct > 0)
-			return true;
-	return false;
-}
-
-/* The causal profile of the experiments at one load level; 1, or -1 (memory). */
-static int report_level(const struct causal_profile *prof, const struct report_options *o,
-			const struct causal_amp_level *lv)
-{
-	struct causal_profile view;
-	struct causal_summary sum;
-	char d[32];
-
-	if (causal_amp_level_view(prof, lv->arrival_speedup_ns, &view))
-		return -1;
-	if (causal_summarize(&view, &o->summary, &sum)) {
-		causal_amp_view_free(&view);
-		return -1;
-	}
-	causal_amp_format_ns(d, sizeof(d), lv->arrival_speedup_ns);
-	printf("== arrival speedup %s", d);
-	if (lv->load >= 0)
-		printf(" (load %.1f%%)", lv->load * 100);
-	printf(" ==\n");
-	causal_report_text(stdout, &view, &sum, &o->report);
-	causal_summary_free(&sum);
-	causal_amp_view_free(&view);
-	return 1;
-}
-
-/*
- * Load amplification (AMP): the scalability curve, then one causal profile
- * per arrival speedup. Returns 1 if it printed the profile (several
- * levels), 0 if the plain report should follow, -1 when out of memory.
- */
-static int report_amp(const struct causal_profile *prof, const struct report_options *o)
-{
-	struct causal_amp amp;
-	int r = causal_amp_analyze(prof, &amp);
-
-	if (r)
-		return r < 0 ? -1 : 0;
-	causal_amp_report_text(stdout, prof, &amp);
-	causal_amp_warn(stderr, prof, &amp);
-	/*
-	 * AMP alone (no line sped up): the curve is the whole report. With line
-	 * experiments at several loads: one causal profile per load.
-	 */
-	if (!has_line_speedups(prof)) {
-		causal_amp_free(&amp);
-		return 1;
-	}
-	r = amp.n_levels > 1 && !amp.ignored_experiments;
-	for (size_t k = 0; r > 0 && k < amp.n_levels; k++)
-		r = report_level(prof, o, &amp.levels[k]);
-	causal_amp_free(&amp);
-	return r;
-}
-
 int cmd_causal_report(int argc, char **argv)
 {
 	struct report_options o = {.report = {.top = 10}};
 	char *default_path[] = {"profile.coz"};
 	struct causal_profile prof;
 	struct causal_summary sum;
+	struct causal_amp_profiles ampp;
 	char **paths;
-	int n, ret;
+	int n, ret, amp = 1;
 
 	ret = parse_report_options(&o, argc, argv);
 	if (ret)
@@ -372,21 +340,19 @@ int cmd_causal_report(int argc, char **argv)
 	ret = read_profiles(&prof, paths, n, &o.read);
 	if (ret)
 		goto out;
-	/* the scalability curve is text only for now: --json has none */
-	ret = o.json ? 0 : report_amp(&prof, &o);
-	if (ret) {
-		if (ret < 0)
-			fprintf(stderr, "lever causal report: out of memory\n");
-		ret = ret < 0;
-		goto out;
-	}
-	if (causal_summarize(&prof, &o.summary, &sum)) {
+	amp = causal_amp_profiles_build(&prof, &o.summary, &ampp);
+	if (amp < 0 || causal_summarize(&prof, &o.summary, &sum)) {
 		fprintf(stderr, "lever causal report: out of memory\n");
 		ret = 1;
-		goto out;
+		goto out_amp;
 	}
-	ret = write_outputs(&o, &prof, &sum);
+	if (amp == 0)
+		causal_amp_warn(stderr, &prof, &ampp.amp);
+	ret = write_outputs(&o, &prof, &sum, amp == 0 ? &ampp : NULL);
 	causal_summary_free(&sum);
+out_amp:
+	if (amp == 0)
+		causal_amp_profiles_free(&ampp);
 out:
 	causal_profile_free(&prof);
 	return ret;

@@ -498,6 +498,181 @@ void report_svg_xy(FILE *f, const struct report_xy_chart *c)
 	fputs("</svg>\n", f);
 }
 
+/* ------------------------------------------------------------ x-y chart, several series */
+
+#define LEGEND_ROW    18.0
+#define LEGEND_ITEM_W 140.0
+
+/* The y range of all series: points, intervals and the reference, within the clip range. */
+static void multi_y_range(const struct report_xy_multi_chart *c, double *lo, double *hi)
+{
+	double ref = isfinite(c->y_ref) ? clip(c->y_ref, c->y_clip_lo, c->y_clip_hi) : 0;
+
+	*lo = *hi = ref;
+	for (size_t s = 0; s < c->k; s++)
+		for (size_t i = 0; i < c->series[s].n; i++) {
+			const struct report_xy_point *p = &c->series[s].points[i];
+			double v[3] = {p->y, p->lo, p->hi};
+
+			for (int m = 0; m < 3; m++) {
+				if (!isfinite(v[m]))
+					continue;
+				v[m] = clip(v[m], c->y_clip_lo, c->y_clip_hi);
+				*lo = fmin(*lo, v[m]);
+				*hi = fmax(*hi, v[m]);
+			}
+		}
+}
+
+/* A marker of shape `shape` (circle, square, triangle, diamond) centred at x, y. */
+static void marker(FILE *f, size_t shape, double x, double y, const char *color, bool hollow)
+{
+	const char *fill = hollow ? "#fff" : color;
+
+	switch (shape % 4) {
+	case 0:
+		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\"", x, y);
+		break;
+	case 1:
+		fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"7\" height=\"7\"", x - 3.5,
+			y - 3.5);
+		break;
+	case 2:
+		fprintf(f, "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fZ\"", x, y - 4.5, x + 4.2,
+			y + 3, x - 4.2, y + 3);
+		break;
+	default:
+		fprintf(f, "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fL%.1f %.1fZ\"", x, y - 4.5,
+			x + 4.5, y, x, y + 4.5, x - 4.5, y);
+	}
+	fprintf(f, " fill=\"%s\" stroke=\"%s\" stroke-width=\"1.5\">", fill, color);
+}
+
+static const char *const marker_tags[] = {"circle", "rect", "path", "path"};
+
+static void multi_series(FILE *f, const struct axis *ax, const struct axis *ay,
+			 const struct report_xy_multi_chart *c, size_t s)
+{
+	const struct report_xy_series *ser = &c->series[s];
+	const char *color = palette[s % PALETTE_SIZE];
+	/* error bars of different series side by side, not on top of each other */
+	double shift = ((double)s - (double)(c->k - 1) / 2) * 3;
+	bool first = true;
+
+	fputs("<g>", f);
+	if (c->connect && ser->n > 1) {
+		fprintf(f, "<path fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" d=\"", color);
+		for (size_t i = 0; i < ser->n; i++) {
+			const struct report_xy_point *p = &ser->points[i];
+
+			if (!isfinite(p->y))
+				continue;
+			fprintf(f, "%s%.1f %.1f", first ? "M" : "L",
+				axis_map(ax, p->x * c->x_scale) + shift,
+				axis_map(ay, clip(p->y, c->y_clip_lo, c->y_clip_hi) * c->y_scale));
+			first = false;
+		}
+		fputs("\"/>\n", f);
+	}
+	for (size_t i = 0; i < ser->n; i++) {
+		const struct report_xy_point *p = &ser->points[i];
+		double x = axis_map(ax, p->x * c->x_scale) + shift;
+		bool clipped = p->y < c->y_clip_lo || p->y > c->y_clip_hi;
+
+		if (!isfinite(p->y))
+			continue;
+		if (isfinite(p->lo) && isfinite(p->hi) && p->hi > p->lo)
+			fprintf(f,
+				"<path d=\"M%.1f %.1fV%.1fM%.1f %.1fh6M%.1f %.1fh6\" stroke=\"%s\" "
+				"stroke-opacity=\"0.6\" fill=\"none\"/>\n",
+				x,
+				axis_map(ay, clip(p->lo, c->y_clip_lo, c->y_clip_hi) * c->y_scale),
+				axis_map(ay, clip(p->hi, c->y_clip_lo, c->y_clip_hi) * c->y_scale),
+				x - 3,
+				axis_map(ay, clip(p->lo, c->y_clip_lo, c->y_clip_hi) * c->y_scale),
+				x - 3,
+				axis_map(ay, clip(p->hi, c->y_clip_lo, c->y_clip_hi) * c->y_scale),
+				color);
+		marker(f, s, x, axis_map(ay, clip(p->y, c->y_clip_lo, c->y_clip_hi) * c->y_scale),
+		       color, clipped);
+		fputs("<title>", f);
+		report_html_escape(f, ser->name);
+		fprintf(f, ": %.4g, %.4g", p->x * c->x_scale, p->y * c->y_scale);
+		if (isfinite(p->lo) && isfinite(p->hi))
+			fprintf(f, " [%.4g, %.4g]", p->lo * c->y_scale, p->hi * c->y_scale);
+		fprintf(f, "</title></%s>\n", marker_tags[s % 4]);
+	}
+	fputs("</g>\n", f);
+}
+
+/* Legend items per row: as many as fit at LEGEND_ITEM_W, at most k (then wider). */
+static size_t legend_per_row(size_t k, double w)
+{
+	size_t fit = (size_t)((w - 20) / LEGEND_ITEM_W);
+
+	fit = fit ? fit : 1;
+	return k && k < fit ? k : fit;
+}
+
+static void multi_legend(FILE *f, const struct report_xy_multi_chart *c, double w, double y0)
+{
+	size_t per_row = legend_per_row(c->k, w);
+	double item_w = (w - 20) / (double)per_row;
+	size_t max_chars = item_w > 40 ? (size_t)((item_w - 26) / 7) : 3;
+
+	for (size_t s = 0; s < c->k; s++) {
+		double x = 20 + item_w * (double)(s % per_row);
+		double y = y0 + LEGEND_ROW * (double)(s / per_row);
+		const char *color = palette[s % PALETTE_SIZE];
+
+		fprintf(f,
+			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+			"stroke-width=\"1.5\"/>",
+			x, y, x + 16, y, color);
+		marker(f, s, x + 8, y, color, false);
+		fprintf(f, "</%s><text x=\"%.1f\" y=\"%.1f\"><title>", marker_tags[s % 4], x + 21,
+			y + 4);
+		report_html_escape(f, c->series[s].name);
+		fputs("</title>", f);
+		chart_label(f, c->series[s].name, max_chars);
+		fputs("</text>\n", f);
+	}
+}
+
+void report_svg_xy_multi(FILE *f, const struct report_xy_multi_chart *c)
+{
+	double w = c->width > 0 ? c->width : 440, plot_h = c->height > 0 ? c->height : 260;
+	double left = 56, right = 10, top = 10, bottom = 42, ylo, yhi;
+	size_t per_row = legend_per_row(c->k, w);
+	size_t rows = c->k ? (c->k + per_row - 1) / per_row : 0;
+	double h = plot_h + LEGEND_ROW * (double)rows + (rows ? 6 : 0);
+	struct axis ax, ay;
+
+	multi_y_range(c, &ylo, &yhi);
+	axis_init(&ax, c->x_lo * c->x_scale, c->x_hi * c->x_scale, left, w - right);
+	axis_init(&ay, ylo * c->y_scale, yhi * c->y_scale, plot_h - bottom, top);
+	fprintf(f,
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+		"viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"",
+		w, h, w, h);
+	report_html_escape(f, c->title ? c->title : "");
+	fputs("\"><title>", f);
+	report_html_escape(f, c->title ? c->title : "");
+	fputs("</title>\n", f);
+	draw_x_axis(f, &ax, top, plot_h - bottom, c->x_label ? c->x_label : "");
+	draw_y_axis(f, &ay, left, w - right, c->y_label ? c->y_label : "");
+	if (isfinite(c->y_ref) && ay.lo < c->y_ref * c->y_scale && ay.hi > c->y_ref * c->y_scale)
+		fprintf(f,
+			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\" "
+			"stroke-dasharray=\"4 3\"/>\n",
+			left, axis_map(&ay, c->y_ref * c->y_scale), w - right,
+			axis_map(&ay, c->y_ref * c->y_scale));
+	for (size_t s = 0; s < c->k; s++)
+		multi_series(f, &ax, &ay, c, s);
+	multi_legend(f, c, w, plot_h + 8);
+	fputs("</svg>\n", f);
+}
+
 void report_html_script(FILE *f, const char *script)
 {
 	fprintf(f, "<script>\n%s\n</script>\n", script);

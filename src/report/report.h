@@ -141,6 +141,35 @@ struct report_xy_chart {
 };
 void report_svg_xy(FILE *f, const struct report_xy_chart *c);
 
+/* A named series of an x-y chart with several series. */
+struct report_xy_series {
+	const char *name; /* legend text */
+	const struct report_xy_point *points;
+	size_t n;
+};
+
+/*
+ * Several series on one x-y chart, told apart by color and marker shape
+ * (circle, square, triangle, diamond, ...) with a legend under the axes;
+ * points with error bars, joined in x order when connect is set. Ranges and
+ * scales as in struct report_xy_chart; y_ref draws a dashed reference line
+ * (0 for speedups, 1 for ratios; NaN: none) that the y axis covers. title
+ * labels the chart for screen readers. width 0 = 440 pixels; the height is
+ * the plot's (0 = 260) plus the legend's rows.
+ */
+struct report_xy_multi_chart {
+	const struct report_xy_series *series;
+	size_t k;
+	double x_lo, x_hi;
+	double y_clip_lo, y_clip_hi;
+	double x_scale, y_scale;
+	double y_ref;
+	bool connect;
+	const char *x_label, *y_label, *title;
+	int width, height;
+};
+void report_svg_xy_multi(FILE *f, const struct report_xy_multi_chart *c);
+
 /* An inline <script> (pages stay self-contained: nothing is fetched). */
 void report_html_script(FILE *f, const char *script);
 

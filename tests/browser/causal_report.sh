@@ -3,8 +3,10 @@
 # Renders the HTML page of `lever causal report --html` in headless Chromium:
 # a screenshot to look at, and a check that the page's script ran without
 # errors (the DOM after the script has the count of lines shown filled in and
-# Chromium logged no console error). Not part of `make test` (needs chromium);
-# run by `make test-browser`.
+# Chromium logged no console error). For a load-amplified profile (records
+# with arrival-speedup) also that the page has the scalability chart and, when
+# lines were sped up at several loads, per-line charts with a legend entry per
+# load. Not part of `make test` (needs chromium); run by `make test-browser`.
 #   tests/browser/causal_report.sh LEVER PROFILE... OUT.png
 set -euo pipefail
 lever=$1
@@ -30,6 +32,14 @@ fi
 grep -q '<span id="count">[1-9][0-9]*</span>' "$tmp/dom.html" ||
 	{ echo "FAIL: the page's script did not run (no line count)"; fails=1; }
 [ -s "$out" ] || { echo "FAIL: no screenshot"; fails=1; }
+if grep -q 'arrival-speedup=' "${profiles[@]}"; then
+	grep -q '<section id="scalability">' "$tmp/dom.html" ||
+		{ echo "FAIL: AMP profile without a scalability chart"; fails=1; }
+	if grep -q '<h2>Causal profiles per load</h2>' "$tmp/dom.html"; then
+		legend=$(grep -o '<title>[^<:]* (load [0-9]*%)</title>' "$tmp/dom.html" | sort -u | wc -l)
+		[ "$legend" -ge 2 ] || { echo "FAIL: per-load charts without a legend entry per load"; fails=1; }
+	fi
+fi
 cp "$html" "${out%.png}.html"
 echo "causal_report: $(grep -c '<svg' "$html") charts; screenshot $out, page ${out%.png}.html"
 exit $fails

@@ -5,7 +5,8 @@
 # waits, so the result does not depend on the number of cores):
 #  - records of `lever causal --arrival-speedup` carry arrival-speedup,
 #    arrivals and arrival-threads; `lever causal sweep` interleaves levels
-#    into one profile and `lever causal report` prints the scalability curve;
+#    into one profile and `lever causal report` prints the scalability curve
+#    (also in --json and --html);
 #  - the guard rails: no arrival point, a speedup beyond the period, an
 #    arriving thread that also processes, arrivals outrunning departures;
 #  - the prediction, with generous bands: with 2 consumers (as many as the
@@ -68,6 +69,17 @@ grep -qE '^    5 ms +[0-9.]+% +2 ' "$tmp/report" || fail "report rows: $(cat "$t
 grep -q "at arrival speedup 5 ms arrivals outrun departures at task done" "$tmp/err" ||
 	fail "unstable warning: $(cat "$tmp/err"; cat "$tmp/report")"
 echo "ok: sweep, report, unstable warning"
+# the same curve in --json and --html (AMP alone: no per-load line curves)
+"$lever" causal report --json --html "$tmp/sweep.html" "$tmp/sweep.coz" >"$tmp/sweep.json" 2>/dev/null ||
+	fail "report --json --html"
+jq -e '.lever_causal_report == 2 and .load_curves == null
+	and ([.scalability.levels[].arrival_speedup_ns] == [0, 5000000])
+	and (.scalability.points[] | select(.point == "task done") | .loads[1]
+		| .runs == 2 and .unstable and .load > 0 and .relative > 0)' "$tmp/sweep.json" >/dev/null ||
+	fail "--json scalability: $(jq -c .scalability "$tmp/sweep.json")"
+grep -q '<section id="scalability">' "$tmp/sweep.html" && [ "$(grep -c '<svg' "$tmp/sweep.html")" = 1 ] ||
+	fail "--html: no scalability chart"
+echo "ok: --json and --html carry the scalability curve"
 
 # ---- predictions (effective runtime at 0 and at 5 ms = 50% load, 2 runs each)
 relative() { # C -> T_eff(0) / T_eff(5 ms)

@@ -37,7 +37,7 @@ for f in lever.coz coz2014.coz lever.jsonl; do
 		continue
 	fi
 	[ -s "$tmp/$f.err" ] && fail "$f: warnings: $(cat "$tmp/$f.err")"
-	jq -e '.lever_causal_report == 1 and .phase_correction == true and .runs == 1
+	jq -e '.lever_causal_report == 2 and .phase_correction == true and .runs == 1
 		and .experiments == 165' "$tmp/$f.json" >/dev/null || fail "$f: header keys"
 	# the known answer of critical_path: line a (22) helps, line b (29) does not rank above it
 	jq -e '.series[0].line | endswith("critical_path.c:22")' "$tmp/$f.json" >/dev/null ||

@@ -673,7 +673,7 @@ static void test_json_output(void **state)
 	root = json_loads(out, 0, &err);
 	if (!root)
 		fail_msg("JSON does not parse: %s", err.text);
-	assert_int_equal(json_integer_value(json_object_get(root, "lever_causal_report")), 1);
+	assert_int_equal(json_integer_value(json_object_get(root, "lever_causal_report")), 2);
 	assert_true(json_is_true(json_object_get(root, "phase_correction")));
 	assert_int_equal(json_integer_value(json_object_get(root, "runs")), 1);
 	assert_int_equal(json_integer_value(json_object_get(root, "experiments")), 3 * 11 * 4);
