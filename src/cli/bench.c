@@ -197,7 +197,7 @@ static void print_summary(const struct bench_stats *s, const struct bench_cli *o
 	printf("  Normality:           %s\n",
 	       normality_text(&s->wall, o->alpha, norm, sizeof(norm)));
 	printf("  Layout:              %s\n",
-	       bench_layout_text(&o->run, r->command, layout, sizeof(layout)));
+	       bench_layout_text(&o->run, r, layout, sizeof(layout)));
 	if (r->command->program)
 		printf("  Program:             %s\n", r->command->program);
 #undef T

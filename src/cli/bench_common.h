@@ -111,6 +111,7 @@ struct bench_run {
 	int exit_code;		  /* exit status, or 128 + signal */
 	size_t env_offset;	  /* bytes of the environment padding */
 	uint64_t stabilizer_seed; /* LEVER_STABILIZE_SEED of the run (heap, code, stack) */
+	uint64_t link_seed;	  /* the program's link seed at the run (--randomize=link) */
 };
 
 struct bench_result {
@@ -151,13 +152,19 @@ void bench_result_free(struct bench_result *r);
  */
 int bench_check_programs(const struct bench_options *o, struct bench_command *commands, size_t k,
 			 const char *name);
-/* The layout randomization of the runs, one line of text (for c, or NULL). */
-char *bench_layout_text(const struct bench_options *o, const struct bench_command *c, char *buf,
+/*
+ * The link seed recorded in the program at path; 0, or -1 if it has none.
+ * Read again before every run: a --prepare command may relink it.
+ */
+int bench_program_link_seed(const char *path, uint64_t *seed);
+/* The layout randomization of the runs of r (NULL: in general), one line of text. */
+char *bench_layout_text(const struct bench_options *o, const struct bench_result *r, char *buf,
 			size_t size);
 /*
  * The same as a JSON object: randomize (list of parts), rerandomize_ns,
- * and per command its program, link seed and the Stabilizer seed of each
- * run (seeds as decimal strings: they are 64-bit).
+ * and per command its program, link seed (before the first run) and the
+ * link and Stabilizer seeds of each run (seeds as decimal strings: they are
+ * 64-bit).
  */
 void bench_layout_json(const struct bench_options *o, const struct bench_result *results, size_t k,
 		       struct report_json *j);

@@ -109,7 +109,7 @@ static void read_marks(const char *path, struct program_marks *m)
 	if (fd < 0)
 		return;
 	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ, NULL);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (elf && elf_kind(elf) == ELF_K_ELF && elf_getshdrstrndx(elf, &names) == 0) {
 		m->elf = true;
 		while ((scn = elf_nextscn(elf, scn)) != NULL) {
@@ -191,6 +191,15 @@ static int check_program(const struct bench_options *o, struct bench_command *c,
 	return 0;
 }
 
+int bench_program_link_seed(const char *path, uint64_t *seed)
+{
+	struct program_marks m;
+
+	read_marks(path, &m);
+	*seed = m.seed;
+	return m.link_seed ? 0 : -1;
+}
+
 int bench_check_programs(const struct bench_options *o, struct bench_command *commands, size_t k,
 			 const char *name)
 {
@@ -217,17 +226,49 @@ static const char *rerandomize_text(const struct bench_options *o, char *buf, si
 	return buf;
 }
 
-char *bench_layout_text(const struct bench_options *o, const struct bench_command *c, char *buf,
+/* Distinct link seeds over the runs of r (a --prepare command may relink). */
+static size_t distinct_link_seeds(const struct bench_result *r)
+{
+	size_t distinct = 0;
+
+	for (size_t i = 0; i < r->n; i++) {
+		size_t j = 0;
+
+		while (j < i && r->runs[j].link_seed != r->runs[i].link_seed)
+			j++;
+		distinct += j == i;
+	}
+	return distinct;
+}
+
+static void link_text(const struct bench_options *o, const struct bench_result *r, char *buf,
+		      size_t size)
+{
+	size_t distinct = r && r->n ? distinct_link_seeds(r) : 0;
+
+	buf[0] = '\0';
+	if (!o->randomize_link || !r)
+		return;
+	if (distinct > 1)
+		snprintf(buf, size, "; link order seeds: %zu distinct over %zu runs (relinked)",
+			 distinct, r->n);
+	else if (r->n)
+		snprintf(buf, size, "; link order seed %llu",
+			 (unsigned long long)r->runs[0].link_seed);
+	else if (r->command->link_seed_known)
+		snprintf(buf, size, "; link order seed %llu",
+			 (unsigned long long)r->command->link_seed);
+}
+
+char *bench_layout_text(const struct bench_options *o, const struct bench_result *r, char *buf,
 			size_t size)
 {
-	char again[64], link[64] = "";
+	char again[64], link[96];
 	bool per_run = o->randomize_env || bench_options_stabilizer(o);
 
-	if (c && o->randomize_link && c->link_seed_known)
-		snprintf(link, sizeof(link), "; link order seed %llu",
-			 (unsigned long long)c->link_seed);
+	link_text(o, r, link, sizeof(link));
 	snprintf(
-	    buf, size, "%s%s%s%s%s%s%s%s (--seed %llu%s)",
+	    buf, size, "%s%s%s%s%s%s%s (--seed %llu%s)",
 	    o->randomize_env ? "random environment size per run (0-4095 bytes)"
 			     : "fixed environment",
 	    bench_options_stabilizer(o) ? "; Stabilizer, fresh seed per run:" : "",
@@ -236,9 +277,8 @@ char *bench_layout_text(const struct bench_options *o, const struct bench_comman
 	    o->randomize_stack ? (o->randomize_heap || o->randomize_code ? ", random stack pads"
 									 : " random stack pads")
 			       : "",
-	    rerandomize_text(o, again, sizeof(again)), link,
-	    o->randomize_link && !c ? "; programs linked by lever cc --randomize-link" : "",
-	    (unsigned long long)o->seed, per_run ? " repeats it" : "");
+	    rerandomize_text(o, again, sizeof(again)), link, (unsigned long long)o->seed,
+	    per_run ? " repeats it" : "");
 	return buf;
 }
 
@@ -269,6 +309,15 @@ static void command_json(const struct bench_options *o, const struct bench_resul
 		seed_string(j, "link_seed", c->link_seed);
 	} else {
 		report_json_key(j, "link_seed");
+		report_json_null(j);
+	}
+	report_json_key(j, "link_seeds");
+	if (o->randomize_link) {
+		report_json_array_begin(j);
+		for (size_t i = 0; i < r->n; i++)
+			seed_string(j, NULL, r->runs[i].link_seed);
+		report_json_array_end(j);
+	} else {
 		report_json_null(j);
 	}
 	report_json_key(j, "stabilizer_seeds");
@@ -315,8 +364,8 @@ void bench_layout_json(const struct bench_options *o, const struct bench_result 
 	report_json_object_end(j);
 }
 
-/* "Stabilizer seeds of the runs of CMD: s1, s2, ..." as one paragraph. */
-static void seeds_html(const struct bench_result *r, FILE *f)
+/* "WHAT seeds of the runs of CMD, in order: s1, s2, ..." as one paragraph. */
+static void seeds_html(const struct bench_result *r, const char *what, bool link, FILE *f)
 {
 	size_t size = 96 + strlen(r->command->display) + r->n * 22;
 	char *text = malloc(size);
@@ -324,11 +373,12 @@ static void seeds_html(const struct bench_result *r, FILE *f)
 
 	if (!text)
 		return;
-	used = (size_t)snprintf(
-	    text, size, "Stabilizer seeds of the runs of %s, in order:", r->command->display);
+	used = (size_t)snprintf(text, size, "%s seeds of the runs of %s, in order:", what,
+				r->command->display);
 	for (size_t i = 0; i < r->n && used < size; i++)
-		used += (size_t)snprintf(text + used, size - used, "%s %llu", i ? "," : "",
-					 (unsigned long long)r->runs[i].stabilizer_seed);
+		used += (size_t)snprintf(
+		    text + used, size - used, "%s %llu", i ? "," : "",
+		    (unsigned long long)(link ? r->runs[i].link_seed : r->runs[i].stabilizer_seed));
 	report_html_paragraph(f, text);
 	free(text);
 }
@@ -343,10 +393,12 @@ void bench_layout_html(const struct bench_options *o, const struct bench_result 
 		const struct bench_command *c = results[i].command;
 
 		snprintf(para, sizeof(para), "%s: %s%s%s", c->display,
-			 bench_layout_text(o, c, line, sizeof(line)),
+			 bench_layout_text(o, &results[i], line, sizeof(line)),
 			 c->program ? "; program " : "", c->program ? c->program : "");
 		report_html_paragraph(f, para);
 		if (bench_options_stabilizer(o))
-			seeds_html(&results[i], f);
+			seeds_html(&results[i], "Stabilizer", false, f);
+		if (o->randomize_link && distinct_link_seeds(&results[i]) > 1)
+			seeds_html(&results[i], "Link order", true, f);
 	}
 }

@@ -341,8 +341,17 @@ static int run_once(struct bench_session *s, const struct bench_command *c, stru
 	size_t offset = s->opt->randomize_env ? rng_below(&s->rng, ENV_OFFSET_MAX) : 0;
 	int rc;
 
+	memset(r, 0, sizeof(*r));
 	if (s->opt->prepare && run_helper(s, "prepare", s->opt->prepare))
 		return 1;
+	if (s->opt->randomize_link && c->program &&
+	    bench_program_link_seed(c->program, &r->link_seed)) {
+		fprintf(stderr,
+			"%s: --randomize=link: %s records no link seed any more (did the prepare "
+			"command relink it without lever cc --randomize-link?)\n",
+			s->name, c->program);
+		return 1;
+	}
 	env = run_environment(s, offset, &pad, &iter, vars, &seed);
 	if (!env || !pad || !iter) {
 		fprintf(stderr, "%s: out of memory\n", s->name);

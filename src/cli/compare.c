@@ -241,7 +241,7 @@ static void print_layout_text(const struct compare_cli *o, const struct bench_re
 	printf("\nLayout:\n");
 	for (int i = 0; i < 2; i++) {
 		printf("  %s: %s\n", i ? "B" : "A",
-		       bench_layout_text(&o->run, res[i].command, line, sizeof(line)));
+		       bench_layout_text(&o->run, &res[i], line, sizeof(line)));
 		if (res[i].command->program)
 			printf("     program %s\n", res[i].command->program);
 	}

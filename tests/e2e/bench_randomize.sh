@@ -67,6 +67,7 @@ assert lay["randomize"] == ["code", "stack"], lay
 assert lay["rerandomize_ns"] == 2000000, lay
 c = lay["commands"][0]
 assert c["program"].endswith("/cb") and c["link_seed"] is None, c
+assert c["link_seeds"] is None, c
 assert c["stabilizer_seeds"] == seeds, (c["stabilizer_seeds"], seeds)
 PY
 check "the HTML records the layout and the seeds" grep -q 'Stabilizer seeds of the runs of ./cb env, in order: [0-9]*, [0-9]*, [0-9]*, [0-9]*' b.html
@@ -113,10 +114,25 @@ import json, sys
 lay = json.load(open(sys.argv[1]))["layout"]
 assert lay["randomize"] == ["env", "code", "link"], lay
 assert [c["link_seed"] for c in lay["commands"]] == ["41", "42"], lay
+assert [c["link_seeds"] for c in lay["commands"]] == [["41"] * 3, ["42"] * 3], lay
 assert all(len(c["stabilizer_seeds"]) == 3 for c in lay["commands"]), lay
 assert lay["rerandomize_ns"] == 500000000, lay
 PY
 check "compare HTML names both link seeds" sh -c 'grep -q "link order seed 41" c.html && grep -q "link order seed 42" c.html'
+# a --prepare command that relinks: a fresh link order per run, each run's seed recorded
+cp cb-41 cb-p
+relink="LEVER_CC_RANDOMIZE_LINK=random $lever_cc -O2 $prog_src -o cb-p"
+expect 0 "link order seeds: 3 distinct over 3 runs" "$lever" bench -n 3 "${fast[@]}" --randomize=link \
+	--prepare "$relink" --export-json p.json -- ./cb-p env
+check "the JSON has each run's link seed" $py - p.json <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))["results"][0]["layout"]["commands"][0]
+assert c["link_seed"] == "41", c
+assert len(set(c["link_seeds"])) == 3 and "41" not in c["link_seeds"], c
+assert c["stabilizer_seeds"] is None, c
+PY
+expect 1 "records no link seed any more" "$lever" bench -n 3 "${fast[@]}" --randomize=link \
+	--prepare "$lever_cc -O2 $prog_src -o cb-p" -- ./cb-p env
 expect 0 "B: .*link order seed 42" "$lever" compare -n 3 "${fast[@]}" --randomize=link -- './cb-41 env' './cb-42 env'
 expect 1 "--randomize=link: $tmp/cb .*records no link seed" "$lever" compare -n 3 --randomize=link -- './cb-41 env' './cb env'
 
