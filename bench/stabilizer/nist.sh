@@ -14,6 +14,7 @@
 # BUILD_DIR is lever's build (default build), OUTPUT the note (default
 # bench/results/stabilizer-random.md). Runs take about a minute on two cores.
 set -uo pipefail
+export LC_ALL=C # join and sort must agree on the order
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 build=$(cd "${1:-build}" && pwd)
@@ -45,7 +46,8 @@ code_copies() { # SEED: the first code_count copy addresses of one run
 	rm -f "$log"
 	LEVER_STABILIZE_CODE_LOG=$log "${norand[@]}" "$lever" stabilize --code --interval=2ms \
 		--seed="$1" -- "$tmp/code_bits" "$code_count" >/dev/null || return 1
-	grep -v '^#' "$log" | head -n "$code_count" >"$tmp/copies-$1"
+	awk -v n="$code_count" '!/^#/ { print; if (++c == n) exit }' "$log" >"$tmp/copies-$1"
+	[ "$(wc -l <"$tmp/copies-$1")" -eq "$code_count" ]
 }
 
 {

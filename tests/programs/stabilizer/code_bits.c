@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Material for the randomness test of code placement (e2e
- * stabilize_code_random): 256 small functions of different sizes, called
+ * stabilize_code_random): 256 small functions of one size, called
  * through a table round after round, so that under lever stabilize --code
  * every re-randomization copies each of them again. Built with lever cc.
  *
  * usage: code_bits [COPIES]
- *        code_bits env   (the runtime's settings, as lever bench passes them)
+ *        code_bits env   (the runtime's settings, as lever bench passed them)
  * Under the runtime with LEVER_STABILIZE_CODE_LOG set, it runs until that
  * log holds at least COPIES lines (default 20000; each line is at most
  * MAX_LINE bytes) or 120 s pass (exit 3); without the log it runs 1000
@@ -23,12 +23,17 @@
 #define MAX_LINE 48 /* "EPOCH ADDRESS SIZE NAME\n" of the code log, with room */
 #define TIMEOUT	 120
 
-/* Function n loops n % 8 times: 8 sizes of code. */
+/*
+ * All of the same size (their constants all need 32 bits): the runtime
+ * draws one random number per copy, and the position it gives depends on
+ * the copy's size, so with equal sizes the k-th copy of a run lands at the
+ * same place for a seed whichever function it is (which function comes k-th
+ * depends on when the re-randomizations happen).
+ */
 #define FUNC(n)                                                                                    \
 	__attribute__((noinline)) static unsigned f##n(unsigned x)                                 \
 	{                                                                                          \
-		for (int i = (n) % 8; i > 0; i--)                                                  \
-			x = x * 2654435761u + (n);                                                 \
+		x = x * 2654435761u + (n);                                                         \
 		return x ^ ((n)*40503u);                                                           \
 	}
 #define FUNC4(n)  FUNC(n##0) FUNC(n##1) FUNC(n##2) FUNC(n##3)
@@ -60,18 +65,42 @@ static long file_size(const char *path)
 	return stat(path, &st) == 0 ? (long)st.st_size : 0;
 }
 
+/*
+ * The variable as exec passed it: /proc/self/environ keeps the original
+ * block, while the runtime rewrites LEVER_STABILIZE_SEED for children.
+ */
+static const char *initial_env(const char *name)
+{
+	static char block[1 << 16];
+	static size_t len;
+	size_t n = strlen(name);
+
+	if (!len) {
+		FILE *f = fopen("/proc/self/environ", "r");
+
+		if (!f)
+			return NULL;
+		len = fread(block, 1, sizeof(block) - 1, f);
+		fclose(f);
+	}
+	for (size_t i = 0; i < len; i += strlen(block + i) + 1)
+		if (strncmp(block + i, name, n) == 0 && block[i + n] == '=')
+			return block + i + n + 1;
+	return NULL;
+}
+
 static void print_settings(void)
 {
 	static const char *const vars[] = {
 	    "LEVER_STABILIZE_HEAP",	"LEVER_STABILIZE_CODE",	       "LEVER_STABILIZE_STACK",
 	    "LEVER_STABILIZE_ONE_TIME", "LEVER_STABILIZE_INTERVAL_NS", "LEVER_STABILIZE_SEED",
 	};
-	const char *preload = getenv("LD_PRELOAD");
+	const char *preload = initial_env("LD_PRELOAD");
 	const char *runtime = preload ? strstr(preload, "liblever-stabilizer.so") : NULL;
 
 	printf("settings");
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-		const char *v = getenv(vars[i]);
+		const char *v = initial_env(vars[i]);
 
 		printf(" %s=%s", vars[i] + strlen("LEVER_STABILIZE_"), v ? v : "-");
 	}
