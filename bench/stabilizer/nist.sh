@@ -101,5 +101,16 @@ code_copies() { # SEED: the first code_count copy addresses of one run
 		"$progs/addr_bits" "$code_count" | row "control: fixed 48-byte stride" -
 	echo
 	echo "The code runs spanned these numbers of re-randomization periods (seeds 1-3):$periods."
+	echo
+	echo "Why the code copies pass: \`runtime/code_area.c\` places every copy at a position"
+	echo "drawn uniformly over the 16-byte granules of its copy area (at least 4 MiB, so"
+	echo "2^18 granules or more; a few retries, then first fit from a random point when a"
+	echo "draw hits a live copy), so bits 6-17 of a copy's address are uniform; no change"
+	echo "to the placement was needed. The controls show what sequential placement would"
+	echo "give. A seed repeats nearly the same addresses (without ASLR; code_bits's"
+	echo "functions have one size because the position drawn depends on the copy's size),"
+	echo "but not exactly: a draw that collides with a live copy depends on which copies"
+	echo "the reclamation has freed, which depends on timing, so the code p-values move"
+	echo "slightly between runs of this script (the heap's do not)."
 } >"$out"
 cat "$out"
