@@ -26,7 +26,8 @@ static const char bench_usage[] =
     "peak memory (RSS), outliers, and whether the times look normally distributed\n"
     "(Shapiro-Wilk). Every run gets an environment variable of random length\n"
     "(LEVER_RANDOMIZED_ENVIRONMENT_OFFSET, 0-4095 bytes), which moves the stack and\n"
-    "so randomizes the layout bias a fixed environment would bake into every run.\n"
+    "so randomizes the layout bias a fixed environment would bake into every run;\n"
+    "--randomize adds Stabilizer's heap, code and stack randomization per run.\n"
     "After '--' the command and its arguments are executed directly; a single\n"
     "string is split into words, or run by /bin/sh -c if it has shell syntax.\n"
     "The command's output is discarded unless --show-output.\n"
@@ -179,7 +180,7 @@ static void print_summary(const struct bench_stats *s, const struct bench_cli *o
 	const struct stats_summary *w = &s->wall.summary;
 	double scale;
 	const char *unit = report_time_unit(w->mean, &scale);
-	char a[48], b[48], c[48], d[48], norm[160];
+	char a[48], b[48], c[48], d[48], norm[160], layout[512];
 
 #define T(v, buf) report_format_time_in((v), unit, scale, buf, sizeof(buf))
 	printf("Benchmark: %s\n", r->command->display);
@@ -195,10 +196,10 @@ static void print_summary(const struct bench_stats *s, const struct bench_cli *o
 	       report_format_bytes(s->rss_max, b, sizeof(b)));
 	printf("  Normality:           %s\n",
 	       normality_text(&s->wall, o->alpha, norm, sizeof(norm)));
-	printf("  Layout:              %s%s\n",
-	       o->run.randomize_env ? "random environment size per run (0-4095 bytes)"
-				    : "fixed environment",
-	       o->run.randomize_heap ? "; shuffled heap, fresh seed per run" : "");
+	printf("  Layout:              %s\n",
+	       bench_layout_text(&o->run, r, layout, sizeof(layout)));
+	if (r->command->program)
+		printf("  Program:             %s\n", r->command->program);
 #undef T
 }
 
@@ -262,6 +263,11 @@ static void export_json(FILE *f, const struct bench_stats *s, const struct bench
 	report_json_kv_integer(&j, "seed", (long long)o->run.seed);
 	report_json_kv_bool(&j, "randomize_env", o->run.randomize_env);
 	report_json_kv_bool(&j, "randomize_heap", o->run.randomize_heap);
+	report_json_kv_bool(&j, "randomize_code", o->run.randomize_code);
+	report_json_kv_bool(&j, "randomize_stack", o->run.randomize_stack);
+	report_json_kv_bool(&j, "randomize_link", o->run.randomize_link);
+	report_json_key(&j, "layout");
+	bench_layout_json(&o->run, r, 1, &j);
 	report_json_object_end(&j);
 	report_json_array_end(&j);
 	report_json_object_end(&j);
@@ -347,6 +353,7 @@ static void html_body(FILE *f, const void *arg)
 		report_table_print_html(t, f);
 		report_table_free(t);
 	}
+	bench_layout_html(&h->o->run, h->r, 1, f);
 }
 
 static int outputs(const struct bench_stats *s, const struct bench_result *r,
@@ -388,7 +395,7 @@ int cmd_bench(int argc, char **argv)
 {
 	struct bench_cli o = {.alpha = 0.05};
 	struct bench_command cmd;
-	struct bench_result res;
+	struct bench_result res = {0};
 	struct bench_session session;
 	struct bench_stats s = {0};
 	int rc;
@@ -404,7 +411,14 @@ int cmd_bench(int argc, char **argv)
 		bench_command_free(&cmd);
 		return bench_usage_error("%s", "the command is empty or has unbalanced quotes");
 	}
-	rc = bench_session_init(&session, &o.run, "lever bench");
+	rc = bench_options_check(&o.run, "lever bench");
+	if (rc) {
+		bench_command_free(&cmd);
+		return rc;
+	}
+	rc = bench_check_programs(&o.run, &cmd, 1, "lever bench");
+	if (!rc)
+		rc = bench_session_init(&session, &o.run, "lever bench");
 	if (!rc)
 		rc = bench_measure(&session, &cmd, 1, &res);
 	if (!rc && res.n < 2) {

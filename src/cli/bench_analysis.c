@@ -322,9 +322,8 @@ static const char *test_id(enum compare_test t)
 	return t == TEST_WELCH ? "welch" : (t == TEST_STUDENT ? "student" : "mann-whitney");
 }
 
-void comparison_print_json(const struct comparison *c, struct report_json *j)
+void comparison_print_json_fields(const struct comparison *c, struct report_json *j)
 {
-	report_json_object_begin(j);
 	report_json_key(j, "a");
 	sample_description_json(&c->a, j, true);
 	report_json_key(j, "b");
@@ -356,6 +355,12 @@ void comparison_print_json(const struct comparison *c, struct report_json *j)
 	report_json_object_end(j);
 	report_json_kv_bool(j, "significant", c->significant);
 	report_json_kv_string(j, "verdict", c->verdict);
+}
+
+void comparison_print_json(const struct comparison *c, struct report_json *j)
+{
+	report_json_object_begin(j);
+	comparison_print_json_fields(c, j);
 	report_json_object_end(j);
 }
 

@@ -29,6 +29,11 @@ struct bench_options {
 	const char *cleanup;	   /* shell command after the last run of each command */
 	bool randomize_env;	   /* random-size environment variable per run */
 	bool randomize_heap;	   /* each run under the shuffling heap, a fresh seed */
+	bool randomize_code;	   /* functions relocated at random (lever cc programs) */
+	bool randomize_stack;	   /* random stack pads (lever cc programs) */
+	bool randomize_link;	   /* programs linked by lever cc --randomize-link */
+	bool rerandomize_given;	   /* --rerandomize was on the command line */
+	uint64_t rerandomize_ns;   /* code/stack re-randomization period; 0: once */
 	bool show_output;
 	bool ignore_failure;
 	bool progress; /* progress bar on stderr (only if it is a terminal) */
@@ -37,6 +42,13 @@ struct bench_options {
 
 /* Defaults: hyperfine's (10 runs, 3 s), env randomization on. */
 void bench_options_init(struct bench_options *o);
+/* Any part of the Stabilizer runtime per run (heap, code, stack)? */
+bool bench_options_stabilizer(const struct bench_options *o);
+/*
+ * After all options: combinations that would do nothing (--rerandomize
+ * without code or stack). 0, or EXIT_USAGE after printing the error.
+ */
+int bench_options_check(const struct bench_options *o, const char *command);
 
 /*
  * Parse the options common to bench and compare (one getopt_long case);
@@ -58,16 +70,20 @@ struct option *bench_options_merge(const struct option *own, size_t n_own);
 	"                          limits; DUR is a number with ns, us, ms or s (default s)\n"     \
 	"  -p, --prepare CMD       run the shell command CMD before every run\n"                   \
 	"  -c, --cleanup CMD       run the shell command CMD after the last run\n"                 \
-	"      --randomize=LIST    layout randomization per run, comma-separated: env\n"           \
-	"                          (default; a random-size environment variable, 0-4095\n"         \
-	"                          bytes), heap (lever stabilize --heap with a fresh seed\n"       \
-	"                          per run), none; code, stack and link are not available\n"       \
-	"                          yet\n"                                                          \
+	"      --randomize=LIST    layout randomization, comma-separated: env (default; a\n"       \
+	"                          random-size environment variable, 0-4095 bytes), heap,\n"       \
+	"                          code, stack (lever stabilize --heap/--code/--stack with\n"      \
+	"                          a fresh seed per run; code and stack need a program\n"          \
+	"                          built with lever cc), link (the program must be linked\n"       \
+	"                          by lever cc --randomize-link; its link seed is\n"               \
+	"                          reported), none\n"                                              \
+	"      --rerandomize=DUR   re-randomize code and stack every DUR while a run goes\n"       \
+	"                          on (default 500ms, 1ms to 1h), or 'off': once per run\n"        \
 	"  -i, --ignore-failure    keep going when the command exits non-zero\n"                   \
 	"      --show-output       let the command write to the terminal\n"                        \
 	"      --no-progress       no progress bar (it is shown only on a terminal anyway)\n"      \
-	"      --seed N            random seed for environment offsets, heap seeds and the\n"      \
-	"                          bootstrap\n"
+	"      --seed N            random seed for environment offsets, Stabilizer seeds\n"        \
+	"                          and the bootstrap\n"
 
 /* ------------------------------------------------------------ running */
 
@@ -75,6 +91,9 @@ struct bench_command {
 	char *display; /* as the user wrote it */
 	char **argv;   /* argv to exec (NULL-terminated) */
 	bool shell;    /* argv is {"/bin/sh", "-c", display} */
+	char *program; /* the executable checked for --randomize=code/stack/link */
+	bool link_seed_known;
+	uint64_t link_seed; /* lever cc --randomize-link's seed, read from program */
 };
 
 /*
@@ -87,10 +106,12 @@ int bench_command_from_argv(struct bench_command *c, char **argv, int argc);
 void bench_command_free(struct bench_command *c);
 
 struct bench_run {
-	double wall, user, sys; /* seconds */
-	double max_rss;		/* bytes */
-	int exit_code;		/* exit status, or 128 + signal */
-	size_t env_offset;	/* bytes of the environment padding */
+	double wall, user, sys;	  /* seconds */
+	double max_rss;		  /* bytes */
+	int exit_code;		  /* exit status, or 128 + signal */
+	size_t env_offset;	  /* bytes of the environment padding */
+	uint64_t stabilizer_seed; /* LEVER_STABILIZE_SEED of the run (heap, code, stack) */
+	uint64_t link_seed;	  /* the program's link seed at the run (--randomize=link) */
 };
 
 struct bench_result {
@@ -107,7 +128,7 @@ struct bench_session {
 	struct rng rng;
 	uint64_t iteration;
 	bool tty;
-	char preload[8192]; /* LD_PRELOAD for the runs, with the runtime (randomize_heap) */
+	char preload[8192]; /* LD_PRELOAD for the runs, with the runtime (heap/code/stack) */
 };
 /* 0, or 1 after printing an error (the Stabilizer runtime is missing). */
 int bench_session_init(struct bench_session *s, const struct bench_options *o, const char *name);
@@ -121,6 +142,35 @@ int bench_session_init(struct bench_session *s, const struct bench_options *o, c
 int bench_measure(struct bench_session *s, const struct bench_command *commands, size_t k,
 		  struct bench_result *results);
 void bench_result_free(struct bench_result *r);
+
+/*
+ * --randomize=code, stack, link (bench_layout.c): before the first run,
+ * find each command's program (its first word, through PATH) and check that
+ * lever cc built it (code: .rela.text, stack: lever_stack_pads, link: the
+ * link seed lever cc --randomize-link records); reads the link seed. 0, or 1
+ * after printing what is missing and how to build the program.
+ */
+int bench_check_programs(const struct bench_options *o, struct bench_command *commands, size_t k,
+			 const char *name);
+/*
+ * The link seed recorded in the program at path; 0, or -1 if it has none.
+ * Read again before every run: a --prepare command may relink it.
+ */
+int bench_program_link_seed(const char *path, uint64_t *seed);
+/* The layout randomization of the runs of r (NULL: in general), one line of text. */
+char *bench_layout_text(const struct bench_options *o, const struct bench_result *r, char *buf,
+			size_t size);
+/*
+ * The same as a JSON object: randomize (list of parts), rerandomize_ns,
+ * and per command its program, link seed (before the first run) and the
+ * link and Stabilizer seeds of each run (seeds as decimal strings: they are
+ * 64-bit).
+ */
+void bench_layout_json(const struct bench_options *o, const struct bench_result *results, size_t k,
+		       struct report_json *j);
+/* The same as HTML paragraphs. */
+void bench_layout_html(const struct bench_options *o, const struct bench_result *results, size_t k,
+		       FILE *f);
 
 /* ------------------------------------------------------------ analysis */
 
@@ -178,6 +228,8 @@ int compare_samples(struct comparison *c, const struct compare_options *o, const
 const char *compare_test_name(enum compare_test t);
 void comparison_print_text(const struct comparison *c, FILE *f);
 void comparison_print_json(const struct comparison *c, struct report_json *j);
+/* The members of comparison_print_json's object, for a caller adding its own. */
+void comparison_print_json_fields(const struct comparison *c, struct report_json *j);
 void comparison_print_html(const struct comparison *c, FILE *f);
 void sample_description_json(const struct sample_description *d, struct report_json *j,
 			     bool with_values);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/bench_common.h"
+#include "stabilizer/runtime/stabilizer.h"
 
 enum {
 	OPT_MIN_TIME = 0x100,
@@ -15,6 +16,7 @@ enum {
 	OPT_SHOW_OUTPUT,
 	OPT_NO_PROGRESS,
 	OPT_SEED,
+	OPT_RERANDOMIZE,
 };
 
 const struct option bench_long_options[] = {
@@ -26,6 +28,7 @@ const struct option bench_long_options[] = {
     {"prepare", required_argument, NULL, 'p'},
     {"cleanup", required_argument, NULL, 'c'},
     {"randomize", required_argument, NULL, OPT_RANDOMIZE},
+    {"rerandomize", required_argument, NULL, OPT_RERANDOMIZE},
     {"ignore-failure", no_argument, NULL, 'i'},
     {"show-output", no_argument, NULL, OPT_SHOW_OUTPUT},
     {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
@@ -39,6 +42,7 @@ void bench_options_init(struct bench_options *o)
 	o->min_runs = 10;
 	o->min_time = 3.0;
 	o->randomize_env = true;
+	o->rerandomize_ns = STABILIZE_DEFAULT_INTERVAL_NS;
 	o->progress = true;
 	o->seed = time_realtime_ns() ^ ((uint64_t)getpid() << 32);
 }
@@ -65,53 +69,77 @@ static bool parse_count(const char *text, size_t *out)
 	return true;
 }
 
-static const char *const unavailable[][2] = {
-    {"code", "needs the Stabilizer runtime's function relocation (lever cc)"},
-    {"stack", "needs the Stabilizer runtime's stack pads (lever cc)"},
-    {"link", "needs randomized link order (lever cc)"},
-};
-
-/* --randomize=env,heap,...: env, heap (and none) are implemented today. */
+/* --randomize=env,heap,code,stack,link,none: each word turns one part on. */
 static int parse_randomize(struct bench_options *o, const char *command, const char *arg)
 {
+	struct {
+		const char *name;
+		bool *flag;
+	} parts[] = {
+	    {"env", &o->randomize_env},	  {"heap", &o->randomize_heap},
+	    {"code", &o->randomize_code}, {"stack", &o->randomize_stack},
+	    {"link", &o->randomize_link}, {"none", NULL},
+	};
 	char *copy = strdup(arg), *save = NULL;
 	int rc = 1;
 
 	if (!copy)
 		return EXIT_USAGE;
-	o->randomize_env = false;
-	o->randomize_heap = false;
+	for (size_t i = 0; i < ARRAY_SIZE(parts); i++)
+		if (parts[i].flag)
+			*parts[i].flag = false;
 	for (char *tok = strtok_r(copy, ",", &save); tok && rc == 1;
 	     tok = strtok_r(NULL, ",", &save)) {
-		bool known = false;
+		size_t i = 0;
 
-		if (strcmp(tok, "env") == 0) {
-			o->randomize_env = true;
-			continue;
-		}
-		if (strcmp(tok, "heap") == 0) {
-			o->randomize_heap = true;
-			continue;
-		}
-		if (strcmp(tok, "none") == 0)
-			continue;
-		for (size_t i = 0; i < sizeof(unavailable) / sizeof(unavailable[0]); i++) {
-			if (strcmp(tok, unavailable[i][0]) == 0) {
-				fprintf(stderr,
-					"%s: --randomize=%s is not available yet: it %s, which "
-					"lever does not have yet. Only 'env' (environment size) "
-					"and 'heap' work today.\n",
-					command, tok, unavailable[i][1]);
-				known = true;
-				rc = EXIT_USAGE;
-			}
-		}
-		if (!known)
+		while (i < ARRAY_SIZE(parts) && strcmp(tok, parts[i].name) != 0)
+			i++;
+		if (i == ARRAY_SIZE(parts))
 			rc = bad_value(command, "--randomize", tok,
 				       "expected env, heap, code, stack, link or none");
+		else if (parts[i].flag)
+			*parts[i].flag = true;
 	}
 	free(copy);
 	return rc;
+}
+
+#define HOUR_NS (3600ULL * NSEC_PER_SEC)
+
+/* --rerandomize=DUR (1ms..1h, default unit ms, as lever stabilize --interval) or off. */
+static int parse_rerandomize(struct bench_options *o, const char *command, const char *arg)
+{
+	uint64_t ns;
+
+	o->rerandomize_given = true;
+	if (strcmp(arg, "off") == 0) {
+		o->rerandomize_ns = 0;
+		return 1;
+	}
+	if (!*arg || !(strtod(arg, NULL) <= 1e12) ||
+	    !time_parse_duration(arg, NSEC_PER_MSEC, &ns) || ns < NSEC_PER_MSEC || ns > HOUR_NS)
+		return bad_value(command, "--rerandomize", arg,
+				 "expected a duration from 1ms to 1h, or off");
+	o->rerandomize_ns = ns;
+	return 1;
+}
+
+bool bench_options_stabilizer(const struct bench_options *o)
+{
+	return o->randomize_heap || o->randomize_code || o->randomize_stack;
+}
+
+int bench_options_check(const struct bench_options *o, const char *command)
+{
+	if (o->rerandomize_given && !o->randomize_code && !o->randomize_stack) {
+		fprintf(stderr,
+			"%s: --rerandomize only acts on --randomize=code or stack (the heap "
+			"re-randomizes on every allocation anyway)\n",
+			command);
+		fprintf(stderr, "Run '%s --help' for usage.\n", command);
+		return EXIT_USAGE;
+	}
+	return 0;
 }
 
 int bench_options_parse(struct bench_options *o, const char *command, int c, const char *arg)
@@ -152,6 +180,8 @@ int bench_options_parse(struct bench_options *o, const char *command, int c, con
 		return 1;
 	case OPT_RANDOMIZE:
 		return parse_randomize(o, command, arg);
+	case OPT_RERANDOMIZE:
+		return parse_rerandomize(o, command, arg);
 	case 'i':
 		o->ignore_failure = true;
 		return 1;

@@ -2,11 +2,10 @@
 /*
  * Running commands for lever bench and lever compare: command strings to
  * argv, one measured run (posix_spawnp, wait4 for user/system time and
- * peak RSS), the randomized environment offset, the shuffling heap
- * (--randomize=heap: the Stabilizer runtime preloaded with a fresh seed per
- * run), prepare and cleanup
- * commands, the measuring loop (interleaved across commands) and the
- * progress bar.
+ * peak RSS), the randomized environment offset, the Stabilizer parts
+ * (--randomize=heap, code, stack: the runtime preloaded with a fresh seed
+ * per run), prepare and cleanup commands, the measuring loop (interleaved
+ * across commands) and the progress bar.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -144,12 +143,13 @@ void bench_command_free(struct bench_command *c)
 		free(c->argv[i]);
 	free(c->argv);
 	free(c->display);
+	free(c->program);
 	memset(c, 0, sizeof(*c));
 }
 
 /* ------------------------------------------------------------ one run */
 
-/* LD_PRELOAD=<the caller's> <liblever-stabilizer.so>, for --randomize=heap. */
+/* LD_PRELOAD=<the caller's> <liblever-stabilizer.so>, for --randomize=heap/code/stack. */
 static int prepare_preload(struct bench_session *s)
 {
 	char runtime[PATH_MAX];
@@ -179,7 +179,7 @@ int bench_session_init(struct bench_session *s, const struct bench_options *o, c
 	s->name = name;
 	rng_seed(&s->rng, o->seed);
 	s->tty = o->progress && isatty(STDERR_FILENO);
-	return o->randomize_heap ? prepare_preload(s) : 0;
+	return bench_options_stabilizer(o) ? prepare_preload(s) : 0;
 }
 
 /* Variables a run sets itself: the caller's values must not leak in. */
@@ -195,28 +195,48 @@ static bool replaced_variable(const struct bench_session *s, const char *entry)
 	for (size_t i = 0; i < ARRAY_SIZE(ours); i++)
 		if (strncmp(entry, ours[i], strlen(ours[i])) == 0)
 			return true;
-	for (size_t i = 0; s->opt->randomize_heap && i < ARRAY_SIZE(stabilizer); i++)
+	for (size_t i = 0; bench_options_stabilizer(s->opt) && i < ARRAY_SIZE(stabilizer); i++)
 		if (strncmp(entry, stabilizer[i], strlen(stabilizer[i])) == 0)
 			return true;
 	return false;
 }
 
-#define HEAP_VARS 5 /* LD_PRELOAD, HEAP, CODE, STACK, SEED */
+#define STABILIZER_VARS	   6 /* HEAP, CODE, STACK, ONE_TIME, INTERVAL_NS, SEED */
+#define STABILIZER_VAR_LEN 64
+
+/* The runtime's settings for one run (stabilize.c's contract), seed drawn here. */
+static void stabilizer_settings(struct bench_session *s, char vars[][STABILIZER_VAR_LEN],
+				uint64_t *seed)
+{
+	const struct bench_options *o = s->opt;
+
+	*seed = rng_next(&s->rng);
+	snprintf(vars[0], STABILIZER_VAR_LEN, "%s=%d", STABILIZE_ENV_HEAP, o->randomize_heap);
+	snprintf(vars[1], STABILIZER_VAR_LEN, "%s=%d", STABILIZE_ENV_CODE, o->randomize_code);
+	snprintf(vars[2], STABILIZER_VAR_LEN, "%s=%d", STABILIZE_ENV_STACK, o->randomize_stack);
+	snprintf(vars[3], STABILIZER_VAR_LEN, "%s=%d", STABILIZE_ENV_ONE_TIME,
+		 o->rerandomize_ns == 0);
+	snprintf(vars[4], STABILIZER_VAR_LEN, "%s=%llu", STABILIZE_ENV_INTERVAL,
+		 (unsigned long long)(o->rerandomize_ns ? o->rerandomize_ns
+							: STABILIZE_DEFAULT_INTERVAL_NS));
+	snprintf(vars[5], STABILIZER_VAR_LEN, "%s=%llu", STABILIZE_ENV_SEED,
+		 (unsigned long long)*seed);
+}
 
 /*
  * The environment for one run: ours plus the padding and the iteration
- * number, and with --randomize=heap the Stabilizer runtime and a fresh seed
- * (heap[] holds those strings; free them with the array).
+ * number, and with a Stabilizer part the runtime and its settings with a
+ * fresh seed (vars[] holds those strings; free them with the array).
  */
 static char **run_environment(struct bench_session *s, size_t offset, char **pad, char **iter,
-			      char heap[][64])
+			      char vars[][STABILIZER_VAR_LEN], uint64_t *seed)
 {
 	size_t n = 0, k = 0;
 	char **env;
 
 	while (environ[n])
 		n++;
-	env = calloc(n + 3 + HEAP_VARS, sizeof(*env));
+	env = calloc(n + 4 + STABILIZER_VARS, sizeof(*env));
 	*pad = malloc(sizeof(ENV_OFFSET_VAR) + offset + 1);
 	*iter = malloc(sizeof(ITERATION_VAR) + 24);
 	if (!env || !*pad || !*iter)
@@ -233,15 +253,12 @@ static char **run_environment(struct bench_session *s, size_t offset, char **pad
 	snprintf(*iter, sizeof(ITERATION_VAR) + 24, ITERATION_VAR "=%llu",
 		 (unsigned long long)s->iteration);
 	env[k++] = *iter;
-	if (s->opt->randomize_heap) {
+	*seed = 0;
+	if (bench_options_stabilizer(s->opt)) {
 		env[k++] = s->preload;
-		snprintf(heap[0], 64, "%s=1", STABILIZE_ENV_HEAP);
-		snprintf(heap[1], 64, "%s=0", STABILIZE_ENV_CODE);
-		snprintf(heap[2], 64, "%s=0", STABILIZE_ENV_STACK);
-		snprintf(heap[3], 64, "%s=%llu", STABILIZE_ENV_SEED,
-			 (unsigned long long)rng_next(&s->rng));
-		for (int i = 0; i < 4; i++)
-			env[k++] = heap[i];
+		stabilizer_settings(s, vars, seed);
+		for (int i = 0; i < STABILIZER_VARS; i++)
+			env[k++] = vars[i];
 	}
 	env[k] = NULL;
 	return env;
@@ -319,13 +336,23 @@ static int run_helper(struct bench_session *s, const char *what, const char *cmd
 static int run_once(struct bench_session *s, const struct bench_command *c, struct bench_run *r)
 {
 	char *pad = NULL, *iter = NULL, **env;
-	char heap[4][64];
+	char vars[STABILIZER_VARS][STABILIZER_VAR_LEN];
+	uint64_t seed;
 	size_t offset = s->opt->randomize_env ? rng_below(&s->rng, ENV_OFFSET_MAX) : 0;
 	int rc;
 
+	memset(r, 0, sizeof(*r));
 	if (s->opt->prepare && run_helper(s, "prepare", s->opt->prepare))
 		return 1;
-	env = run_environment(s, offset, &pad, &iter, heap);
+	if (s->opt->randomize_link && c->program &&
+	    bench_program_link_seed(c->program, &r->link_seed)) {
+		fprintf(stderr,
+			"%s: --randomize=link: %s records no link seed any more (did the prepare "
+			"command relink it without lever cc --randomize-link?)\n",
+			s->name, c->program);
+		return 1;
+	}
+	env = run_environment(s, offset, &pad, &iter, vars, &seed);
 	if (!env || !pad || !iter) {
 		fprintf(stderr, "%s: out of memory\n", s->name);
 		rc = 1;
@@ -334,6 +361,7 @@ static int run_once(struct bench_session *s, const struct bench_command *c, stru
 	rc = spawn_and_wait(c->argv, env, s->opt->show_output, r);
 	s->iteration++;
 	r->env_offset = offset;
+	r->stabilizer_seed = seed;
 	if (rc) {
 		fprintf(stderr, "%s: cannot run '%s': %s\n", s->name, c->argv[0], strerror(-rc));
 		rc = 1;

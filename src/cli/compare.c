@@ -219,22 +219,64 @@ static void html_body(FILE *f, const void *arg)
 	comparison_print_html(arg, f);
 }
 
-static int output_comparison(const struct compare_cli *o, struct comparison *c, const char *title)
+/* With commands: how their runs were randomized (res: both commands' results). */
+struct compare_output {
+	const struct comparison *c;
+	const struct bench_options *run;
+	const struct bench_result *res; /* NULL for samples */
+};
+
+static void html_body_commands(FILE *f, const void *arg)
 {
+	const struct compare_output *out = arg;
+
+	comparison_print_html(out->c, f);
+	bench_layout_html(out->run, out->res, 2, f);
+}
+
+static void print_layout_text(const struct compare_cli *o, const struct bench_result *res)
+{
+	char line[512];
+
+	printf("\nLayout:\n");
+	for (int i = 0; i < 2; i++) {
+		printf("  %s: %s\n", i ? "B" : "A",
+		       bench_layout_text(&o->run, &res[i], line, sizeof(line)));
+		if (res[i].command->program)
+			printf("     program %s\n", res[i].command->program);
+	}
+}
+
+static int output_comparison(const struct compare_cli *o, struct comparison *c, const char *title,
+			     const struct bench_result *res)
+{
+	struct compare_output out = {c, &o->run, res};
+
 	if (o->json) {
 		struct report_json j;
 
 		report_json_init(&j, stdout);
-		comparison_print_json(c, &j);
+		report_json_object_begin(&j);
+		comparison_print_json_fields(c, &j);
+		if (res) {
+			report_json_key(&j, "layout");
+			bench_layout_json(&o->run, res, 2, &j);
+		}
+		report_json_object_end(&j);
 		report_json_finish(&j);
 	} else {
 		printf("%s\n\n", title);
 		comparison_print_text(c, stdout);
+		if (res)
+			print_layout_text(o, res);
 	}
 	if (o->html) {
 		struct report_series s[2] = {{c->a.name, c->a.x, c->a.n},
 					     {c->b.name, c->b.x, c->b.n}};
-		int err = write_html_report(o->html, title, s, 2, &o->cmp.format, html_body, c);
+		int err =
+		    res ? write_html_report(o->html, title, s, 2, &o->cmp.format,
+					    html_body_commands, &out)
+			: write_html_report(o->html, title, s, 2, &o->cmp.format, html_body, c);
 
 		if (err) {
 			fprintf(stderr, "lever compare: cannot write %s: %s\n", o->html,
@@ -268,7 +310,7 @@ static int compare_files(struct compare_cli *o, char **paths)
 		}
 	}
 	compare_samples(&c, &o->cmp, paths[0], s[0].values, s[0].n, paths[1], s[1].values, s[1].n);
-	rc = output_comparison(o, &c, "lever compare: samples");
+	rc = output_comparison(o, &c, "lever compare: samples", NULL);
 out:
 	stats_samples_free(&s[0]);
 	stats_samples_free(&s[1]);
@@ -292,13 +334,15 @@ static int compare_commands(struct compare_cli *o, char **texts)
 		bench_command_free(&cmd[1]);
 		return EXIT_USAGE;
 	}
-	rc = bench_session_init(&session, &o->run, "lever compare");
+	rc = bench_check_programs(&o->run, cmd, 2, "lever compare");
+	if (!rc)
+		rc = bench_session_init(&session, &o->run, "lever compare");
 	if (!rc)
 		rc = bench_measure(&session, cmd, 2, res);
 	if (!rc) {
 		compare_samples(&c, &o->cmp, cmd[0].display, res[0].wall, res[0].n, cmd[1].display,
 				res[1].wall, res[1].n);
-		rc = output_comparison(o, &c, "lever compare: commands (interleaved runs)");
+		rc = output_comparison(o, &c, "lever compare: commands (interleaved runs)", res);
 	}
 	for (int i = 0; i < 2; i++) {
 		bench_result_free(&res[i]);
@@ -319,6 +363,12 @@ int cmd_compare(int argc, char **argv)
 	rc = parse_args(&o, argc, argv);
 	if (rc >= 0)
 		return rc;
+	rc = bench_options_check(&o.run, "lever compare");
+	if (rc)
+		return rc;
+	if (o.mode != MODE_COMMANDS && (bench_options_stabilizer(&o.run) || o.run.randomize_link))
+		return compare_usage_error("%s", "--randomize=heap/code/stack/link randomizes runs "
+						 "of commands; --samples and --suite run none");
 	/* the analysis of files is reproducible unless --seed says otherwise */
 	o.cmp.seed = o.seed_given || o.mode == MODE_COMMANDS ? o.run.seed : 1;
 	nargs = argc - optind;

@@ -3,3 +3,5 @@
 # interleaving), never timings.
 lever_e2e_test(bench_cli ${CMAKE_SOURCE_DIR}/tests/e2e/bench_cli.sh TIMEOUT 300)
 lever_e2e_test(bench_compare ${CMAKE_SOURCE_DIR}/tests/e2e/bench_compare.sh TIMEOUT 300)
+# --randomize=code,stack,link with programs built by lever cc.
+lever_e2e_test(bench_randomize ${CMAKE_SOURCE_DIR}/tests/e2e/bench_randomize.sh TIMEOUT 300)

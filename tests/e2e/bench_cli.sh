@@ -37,7 +37,7 @@ fast=(--min-time 0)
 expect 0 'usage: lever bench' "$lever" bench --help
 expect 0 'usage: lever bench' "$lever" help bench
 for opt in --warmup --min-runs --max-runs --runs --min-time --prepare --cleanup --randomize \
-	--ignore-failure --show-output --no-progress --seed --export-json --export-csv \
+	--rerandomize --ignore-failure --show-output --no-progress --seed --export-json --export-csv \
 	--export-markdown --html --alpha; do
 	expect 0 "$opt" "$lever" bench --help
 done
@@ -49,9 +49,17 @@ expect 2 "--runs '1'" "$lever" bench -n 1 -- true
 expect 2 "--runs 'x'" "$lever" bench -n x -- true
 expect 2 "--min-time 'soon'" "$lever" bench --min-time soon -- true
 expect 2 "unbalanced quotes" "$lever" bench "echo 'oops"
-for r in code stack link; do
-	expect 2 "--randomize=$r is not available yet" "$lever" bench --randomize=env,$r -- true
-done
+# code, stack and link need a program built by lever cc (tests/e2e/bench_randomize.sh
+# has the programs that are): refused before any run, never silently ignored
+expect 1 "--randomize=code: .*has no .rela.text.*lever cc" "$lever" bench --randomize=env,code -- true
+expect 1 "--randomize=stack: .*has no lever_stack_pads.*lever cc" "$lever" bench --randomize=stack -- true
+expect 1 "--randomize=link: .*records no link seed.*--randomize-link" "$lever" bench --randomize=link -- true
+printf '#!/bin/sh\nexit 0\n' >script.sh && chmod +x script.sh
+expect 1 "is not an ELF program" "$lever" bench --randomize=code -- ./script.sh
+expect 1 "cannot find the program 'no-such-command-xyz'" "$lever" bench --randomize=code -- no-such-command-xyz
+expect 2 "--rerandomize only acts on --randomize=code or stack" "$lever" bench --rerandomize=2ms -- true
+expect 2 "--rerandomize only acts" "$lever" bench --randomize=heap --rerandomize=off -- true
+expect 2 "--rerandomize '0.5ms'" "$lever" bench --randomize=code --rerandomize=0.5ms -- true
 expect 2 "expected env, heap, code, stack, link or none" "$lever" bench --randomize=disk -- true
 expect 1 "command 'false' failed with exit status 1" "$lever" bench -n 3 -- false
 expect 1 "cannot run 'no-such-command-xyz'" "$lever" bench -n 3 -- no-such-command-xyz
@@ -64,7 +72,7 @@ expect 0 '5 runs' "$lever" bench -n 5 "${fast[@]}" -- true
 expect 0 'Normality: ' "$lever" bench -n 5 "${fast[@]}" 'sh -c "exit 0"'
 expect 0 'random environment size' "$lever" bench -n 3 "${fast[@]}" -- true
 expect 0 'fixed environment' "$lever" bench -n 3 "${fast[@]}" --randomize=none -- true
-expect 0 'shuffled heap, fresh seed per run' "$lever" bench -n 3 "${fast[@]}" --randomize=heap -- true
+expect 0 'Stabilizer, fresh seed per run: shuffled heap' "$lever" bench -n 3 "${fast[@]}" --randomize=heap -- true
 # --randomize=heap: each run under the Stabilizer runtime with a fresh seed
 "$lever" bench -n 5 "${fast[@]}" --show-output --randomize=env,heap -- \
 	sh -c 'echo "heap $LEVER_STABILIZE_HEAP code $LEVER_STABILIZE_CODE preload ${LD_PRELOAD##*/} len ${#LEVER_RANDOMIZED_ENVIRONMENT_OFFSET}"' \

@@ -38,9 +38,13 @@ check() {
 expect 0 'usage: lever compare' "$lever" compare --help
 expect 0 'usage: lever stats' "$lever" stats --help
 for opt in --samples --suite --configs --drop-max --alpha --test --bootstrap --unit --json --html \
-	--runs --warmup --prepare --cleanup --randomize; do
+	--runs --warmup --prepare --cleanup --randomize --rerandomize; do
 	expect 0 "$opt" "$lever" compare --help
 done
+expect 2 'randomizes runs of commands; --samples and --suite run none' \
+	"$lever" compare --randomize=code --samples a b
+expect 2 '--rerandomize only acts' "$lever" compare --rerandomize=1s -- true true
+expect 1 "--randomize=code: .*has no .rela.text" "$lever" compare --randomize=code -- true true
 expect 2 'need two commands' "$lever" compare
 expect 2 'need two commands' "$lever" compare -- true
 expect 2 '--samples needs two files' "$lever" compare --samples a.txt

@@ -15,3 +15,12 @@ target_compile_options(stabilizer_prog_heap_api PRIVATE -O1 -fno-builtin)
 target_link_libraries(stabilizer_prog_heap_api PRIVATE Threads::Threads)
 set_target_properties(stabilizer_prog_heap_api PROPERTIES OUTPUT_NAME heap_api
   RUNTIME_OUTPUT_DIRECTORY ${STABILIZER_PROGRAMS_DIR})
+# addr_bits: the same NIST tests on addresses read from standard input (code
+# copies from the runtime's code log, in e2e stabilize_code_random and
+# bench/stabilizer/nist.sh). code_bits, the program whose copies it tests, is
+# built by that test with lever cc.
+add_executable(stabilizer_prog_addr_bits ${CMAKE_SOURCE_DIR}/tests/programs/stabilizer/addr_bits.c
+  ${CMAKE_SOURCE_DIR}/src/stats/nist.c ${CMAKE_SOURCE_DIR}/src/stats/distributions.c)
+target_link_libraries(stabilizer_prog_addr_bits PRIVATE PkgConfig::GSL m)
+set_target_properties(stabilizer_prog_addr_bits PROPERTIES OUTPUT_NAME addr_bits
+  RUNTIME_OUTPUT_DIRECTORY ${STABILIZER_PROGRAMS_DIR})

@@ -83,6 +83,14 @@ struct cc_args {
 	size_t n_sources, n_asm, n_objects, n_libraries;
 };
 
+/*
+ * lever cc --randomize-link records its seed in what it links: an allocated
+ * (so strip keeps it), retained section holding the NUL-terminated text
+ * "lever-link-seed N". lever bench --randomize=link reads it.
+ */
+#define CC_LINK_SEED_SECTION ".lever.link"
+#define CC_LINK_SEED_PREFIX  "lever-link-seed "
+
 /* lever cc's own options, found among the compiler's. */
 struct cc_options {
 	bool help;

@@ -592,6 +592,52 @@ static int push_link_arguments(struct command *c, const struct plan *p)
 	return 0;
 }
 
+/*
+ * An object holding the link seed (CC_LINK_SEED_SECTION), compiled from C
+ * with the command's compile options (so -m32 and the like match); its
+ * path in *object (tmpdir/seed.o).
+ */
+static int compile_seed_note(struct plan *p, uint64_t seed, char *object, size_t size)
+{
+	struct cc_args *args = p->args;
+	struct command c = {0};
+	char source[4200];
+	FILE *out;
+	int rc;
+
+	snprintf(source, sizeof(source), "%s/lever-link-seed.c", p->tmpdir);
+	snprintf(object, size, "%s/lever-link-seed.o", p->tmpdir);
+	out = fopen(source, "w");
+	if (!out) {
+		fprintf(stderr, "lever cc: cannot write %s: %s\n", source, strerror(errno));
+		return 1;
+	}
+	fprintf(out,
+		"__attribute__((used, retain, section(\"" CC_LINK_SEED_SECTION "\")))\n"
+		"static const char lever_link_seed[] = \"" CC_LINK_SEED_PREFIX "%llu\";\n",
+		(unsigned long long)seed);
+	if (fclose(out) != 0) {
+		fprintf(stderr, "lever cc: cannot write %s\n", source);
+		return 1;
+	}
+	start_command(&c, p);
+	for (size_t k = 0; k < args->n; k++)
+		if (keep_for_compile_step(args, k))
+			push(&c, args->v[k].text);
+	push(&c, "-w"); /* the user's -Werror must not trip on lever's file */
+	push(&c, "-x");
+	push(&c, "c");
+	push(&c, source);
+	push(&c, "-c");
+	push(&c, "-o");
+	push(&c, object);
+	if (p->settings->opts.verbose)
+		print_command("compile", &c);
+	rc = run_and_wait(&c);
+	command_free(&c);
+	return rc;
+}
+
 static int run_randomized_link(struct plan *p)
 {
 	const struct cc_options *opts = &p->settings->opts;
@@ -600,7 +646,7 @@ static int run_randomized_link(struct plan *p)
 	struct command c = {0};
 	struct rng rng;
 	size_t n_compiled = 0;
-	char *order;
+	char *order, note[4200];
 	int rc = 0;
 
 	if (opts->verbose)
@@ -614,6 +660,8 @@ static int run_randomized_link(struct plan *p)
 		    (kind == CC_INPUT_SOURCE || kind == CC_INPUT_ASM))
 			rc = compile_input(p, i, n_compiled++);
 	}
+	if (rc == 0)
+		rc = compile_seed_note(p, seed, note, sizeof(note));
 	if (rc == 0) {
 		reset_languages(args);
 		rng_seed(&rng, seed);
@@ -623,6 +671,11 @@ static int run_randomized_link(struct plan *p)
 		rc = push_link_arguments(&c, p);
 		if (rc == 0) {
 			add_link_flags(&c, p);
+			if (*final_language(args)) {
+				push(&c, "-x");
+				push(&c, "none");
+			}
+			push(&c, note);
 			if (order)
 				push_printf(&c, "%s", order);
 			if (opts->verbose)
