@@ -64,6 +64,7 @@ struct thread_state {
 	struct raw_sample tbuf[LEVER_TIMER_BUF];
 	unsigned tbuf_n;
 	unsigned tbuf_weight;
+	struct line_info *last_line; /* in-scope line of the latest sample (NULL: none) */
 
 	/* delays */
 	uint64_t local;		   /* ns: pauses taken + own virtual speedup, this epoch */
@@ -206,6 +207,8 @@ void sampler_pause(struct thread_state *t);
 void sampler_resume(struct thread_state *t);
 /* Processes this thread's pending samples, then pays owed delays. */
 void samples_process(struct thread_state *t);
+/* At thread exit: the virtual speedup of the time since the last sample. */
+void samples_account_tail(struct thread_state *t);
 void sampler_install_handler(void);
 /* Signals a thread to process its samples and pay its delays now. */
 bool sampler_request_catch_up(struct thread_state *t);

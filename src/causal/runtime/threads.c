@@ -109,6 +109,7 @@ struct thread_state *thread_register(uint64_t parent_local, uint64_t parent_epoc
 	t->ring_size = 0;
 	t->timer_armed = false;
 	t->tbuf_n = 0;
+	t->last_line = NULL;
 	t->local = parent_local;
 	t->epoch = parent_epoch;
 	/* the parent's oversleep delayed our creation too (Coz 2014 does the same) */
@@ -291,6 +292,7 @@ void thread_unregister(struct thread_state *t)
 	/* Count the last samples and pay what is owed before a joiner can wake. */
 	samples_process(t);
 	threads_flush_samples(t);
+	samples_account_tail(t);
 	delays_catch_up(t);
 	record_exit(t);
 	threads_note_arrivals_at_exit(t);

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The causal runtime's tail accounting (sampler.c samples_account_tail):
+ * at a thread's exit, the task-clock time since its last sample gets the
+ * virtual speedup of the line of that sample, as a fraction of a sample.
+ * Linked against sampler.c and delays.c with the rest of the runtime
+ * stubbed; the thread's CPU time is spun to a known amount, so the checks
+ * hold on a loaded machine.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <linux/perf_event.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "causal/runtime/linemap.h"
+#include "causal/runtime/runtime.h"
+
+struct runtime rt;
+
+struct thread_state *thread_self(void)
+{
+	return NULL;
+}
+struct line_info *linemap_lookup(uintptr_t ip)
+{
+	return NULL;
+}
+void *real_symbol(const char *name, const char *version)
+{
+	return NULL;
+}
+void signals_forward(int sig, siginfo_t *info, void *uctx)
+{
+}
+void signals_inherit_view(bool blocked)
+{
+}
+bool address_in_lever(const void *p)
+{
+	return false;
+}
+bool threads_exit_record(pthread_t th, uint64_t *local, uint64_t *epoch, uint64_t *exit_ns)
+{
+	return false;
+}
+
+#define PERIOD_NS 1000000ull /* 1 ms */
+#define DELAY_NS  500000ull  /* 50% of it */
+
+static struct line_info selected_line, other_line;
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void spin_cpu(uint64_t ns)
+{
+	uint64_t until = thread_cpu_ns() + ns;
+	volatile uint64_t x = 0;
+
+	while (thread_cpu_ns() < until)
+		x++;
+}
+
+static void running_experiment(struct line_info *selected)
+{
+	memset(&rt, 0, sizeof(rt));
+	rt.cfg.period_ns = PERIOD_NS;
+	atomic_store(&rt.delay_ns, DELAY_NS);
+	atomic_store(&rt.selected, selected);
+	atomic_store(&rt.epoch, 1);
+	atomic_store(&rt.active, EXPERIMENT_RUNNING);
+}
+
+/* A thread-CPU-time timer (the timer sampler's clock) that never signals. */
+static void arm_timer(struct thread_state *t)
+{
+	struct sigevent sev = {.sigev_notify = SIGEV_NONE};
+	struct itimerspec its = {.it_interval = {0, PERIOD_NS}, .it_value = {0, PERIOD_NS}};
+
+	memset(t, 0, sizeof(*t));
+	t->perf_fd = -1;
+	t->batch_fd = -1;
+	t->epoch = 1;
+	assert_int_equal(timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &t->timer), 0);
+	assert_int_equal(timer_settime(t->timer, 0, &its, NULL), 0);
+	t->timer_armed = true;
+}
+
+/* 2.3 periods of CPU: the tail is ~0.3 of a period, worth ~0.3 * DELAY_NS. */
+static void timer_tail_in_selected_line(void **state)
+{
+	struct thread_state t;
+
+	running_experiment(&selected_line);
+	arm_timer(&t);
+	t.last_line = &selected_line;
+	spin_cpu(2300000);
+	samples_account_tail(&t);
+	assert_in_range(t.local, DELAY_NS / 5, DELAY_NS * 3 / 5);
+	timer_delete(t.timer);
+}
+
+static void tail_elsewhere_or_between_experiments(void **state)
+{
+	struct thread_state t;
+
+	running_experiment(&selected_line);
+	arm_timer(&t);
+	spin_cpu(300000);
+	t.last_line = &other_line; /* the last sample was in another line */
+	samples_account_tail(&t);
+	assert_int_equal(t.local, 0);
+	t.last_line = NULL; /* or out of scope */
+	samples_account_tail(&t);
+	assert_int_equal(t.local, 0);
+	t.last_line = &selected_line; /* in the line, but no experiment runs */
+	atomic_store(&rt.active, EXPERIMENT_IDLE);
+	samples_account_tail(&t);
+	assert_int_equal(t.local, 0);
+	timer_delete(t.timer);
+}
+
+/* The perf sampler's event: its count modulo the period. */
+static void perf_tail_in_selected_line(void **state)
+{
+	struct perf_event_attr attr = {0};
+	struct thread_state t = {0};
+
+	running_experiment(&selected_line);
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_TASK_CLOCK;
+	attr.sample_period = PERIOD_NS;
+	attr.exclude_kernel = 1;
+	attr.disabled = 1;
+	t.perf_fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	assert_true(t.perf_fd >= 0); /* software events work without a PMU */
+	t.batch_fd = -1;
+	t.epoch = 1;
+	t.last_line = &selected_line;
+	ioctl(t.perf_fd, PERF_EVENT_IOC_ENABLE, 0);
+	spin_cpu(3300000);
+	ioctl(t.perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+	samples_account_tail(&t);
+	assert_in_range(t.local, DELAY_NS / 5, DELAY_NS * 4 / 5);
+	close(t.perf_fd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(timer_tail_in_selected_line),
+	    cmocka_unit_test(tail_elsewhere_or_between_experiments),
+	    cmocka_unit_test(perf_tail_in_selected_line),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
