@@ -6,16 +6,24 @@
  * At the entry of every function it compiles, after all GIMPLE optimizations
  * (so that inlining is decided on the original code), it inserts
  *
- *     pad = __lever_stack_pads[i];           // this function's slot
+ *     __asm__ ("leaq T+i(%rip), %0" : "=r" (slot)); // this function's slot
+ *     pad = *(unsigned char *) slot;
  *     p = __builtin_alloca ((size_t) pad * 16);
- *     __asm__ volatile ("" : : "r" (p));      // keep p alive
+ *     __asm__ volatile ("" : : "r" (p));               // keep p alive
  *
  * so that the frames of everything this function calls sit pad*16 bytes
- * lower. __lever_stack_pads is a per-translation-unit byte array, local to
- * the object file, in section "lever_stack_pads"; the plugin emits it as
- * zeros at the end of the unit. Zero pads leave the program as it was; the
- * runtime (runtime/stack.c) finds every module's tables through the
+ * lower. T (__lever_stack_pads.<unique>) is a per-translation-unit byte
+ * array, local to the object file, in section "lever_stack_pads"; the plugin
+ * emits it as zeros at the end of the unit. Zero pads leave the program as it
+ * was; the runtime (runtime/stack.c) finds every module's tables through the
  * section's __start/__stop symbols (cc/stub.c) and fills them.
+ *
+ * The table is not a declaration GCC knows: an extern, unit-local array
+ * (how this began) let the RTL passes fold slot addresses into debug-value
+ * expressions that no instruction accepts, and with the table's full type
+ * they miscompiled in other ways (both on the sqlite3 amalgamation with -g
+ * -O2). The slot's address comes out of an asm the optimizers cannot see
+ * into; a load through it is an ordinary byte load.
  *
  * Functions marked naked or no_instrument_function are left alone.
  */
@@ -34,28 +42,30 @@
 #include "attribs.h"
 #include "output.h"
 #include "cfg.h"
+#include "toplev.h"
 
 #include "stabilizer/runtime/stack_pads.h"
 
 int plugin_is_GPL_compatible;
 
-static tree pads_decl;	 /* unsigned char __lever_stack_pads[], local to the unit */
-static unsigned n_slots; /* slots handed out so far in this unit */
+static char table_name[64]; /* the unit's table: STACK_PADS_SYMBOL.<unique> */
+static unsigned n_slots;    /* slots handed out so far in this unit */
 
-static tree get_pads_decl(void)
+/*
+ * A name no other unit of an LTO partition shares: the symbol is local to
+ * the object, but LTO may put several units' functions in one.
+ */
+static const char *get_table_name(void)
 {
-	if (pads_decl)
-		return pads_decl;
-	tree type = build_array_type(unsigned_char_type_node, NULL_TREE);
-	pads_decl = build_decl(UNKNOWN_LOCATION, VAR_DECL, get_identifier(STACK_PADS_SYMBOL), type);
-	/* Declared, defined by the assembly emitted in emit_pads_table(). */
-	DECL_EXTERNAL(pads_decl) = 1;
-	TREE_PUBLIC(pads_decl) = 0;
-	TREE_STATIC(pads_decl) = 0;
-	DECL_ARTIFICIAL(pads_decl) = 1;
-	TREE_USED(pads_decl) = 1;
-	TREE_ADDRESSABLE(pads_decl) = 1;
-	return pads_decl;
+	if (!table_name[0]) {
+		unsigned long long h =
+		    1469598103934665603ull ^ (unsigned long long)get_random_seed(false);
+
+		for (const char *c = main_input_filename ? main_input_filename : ""; *c; c++)
+			h = (h ^ (unsigned char)*c) * 1099511628211ull;
+		snprintf(table_name, sizeof(table_name), "%s.%016llx", STACK_PADS_SYMBOL, h);
+	}
+	return table_name;
 }
 
 static bool wants_pad(function *fn)
@@ -69,15 +79,32 @@ static bool wants_pad(function *fn)
 	return true;
 }
 
+/* slot = &table[i], out of an asm: "=r" output, no inputs. */
+static gasm *build_slot_address(unsigned slot, tree *out)
+{
+	char text[128];
+	vec<tree, va_gc> *outputs = NULL;
+	tree addr = make_ssa_name(ptr_type_node);
+	tree constraint = build_string(3, "=r");
+
+	snprintf(text, sizeof(text), "leaq %s+%u(%%%%rip), %%0", get_table_name(), slot);
+	vec_safe_push(outputs, build_tree_list(build_tree_list(NULL_TREE, constraint), addr));
+	gasm *stmt = gimple_build_asm_vec(ggc_strdup(text), NULL, outputs, NULL, NULL);
+	SSA_NAME_DEF_STMT(addr) = stmt;
+	*out = addr;
+	return stmt;
+}
+
 static gimple_seq build_pad_sequence(unsigned slot)
 {
 	gimple_seq seq = NULL;
-	tree idx = build_int_cst(sizetype, slot);
-	tree ref =
-	    build4(ARRAY_REF, unsigned_char_type_node, get_pads_decl(), idx, NULL_TREE, NULL_TREE);
+	tree addr;
+
+	gimple_seq_add_stmt(&seq, build_slot_address(slot, &addr));
+	tree ref = build2(MEM_REF, unsigned_char_type_node, addr,
+			  build_int_cst(build_pointer_type(unsigned_char_type_node), 0));
 	tree pad = make_ssa_name(unsigned_char_type_node);
 	gimple_seq_add_stmt(&seq, gimple_build_assign(pad, ref));
-
 	tree pad_wide = make_ssa_name(size_type_node);
 	gimple_seq_add_stmt(&seq, gimple_build_assign(pad_wide, NOP_EXPR, pad));
 	tree bytes = make_ssa_name(size_type_node);
@@ -100,10 +127,31 @@ static gimple_seq build_pad_sequence(unsigned slot)
 	return seq;
 }
 
+/*
+ * The tail-call pass ran before this one and may have marked calls as tail
+ * calls; with an alloca in the frame none can be one (GCC's own tailcall pass
+ * refuses functions that call alloca), and expanding them so breaks.
+ */
+static void unmark_tail_calls(function *fn)
+{
+	basic_block bb;
+
+	FOR_EACH_BB_FN(bb, fn)
+	{
+		for (gimple_stmt_iterator gsi = gsi_start_bb(bb); !gsi_end_p(gsi); gsi_next(&gsi)) {
+			gcall *call = dyn_cast<gcall *>(gsi_stmt(gsi));
+
+			if (call && gimple_call_tail_p(call))
+				gimple_call_set_tail(call, false);
+		}
+	}
+}
+
 static unsigned int insert_stack_pad(function *fn)
 {
 	if (!wants_pad(fn))
 		return 0;
+	unmark_tail_calls(fn);
 	gimple_seq seq = build_pad_sequence(n_slots++);
 	edge entry = single_succ_edge(ENTRY_BLOCK_PTR_FOR_FN(fn));
 	gsi_insert_seq_on_edge_immediate(entry, seq);
@@ -137,8 +185,7 @@ struct stack_pad_pass : gimple_opt_pass {
 } // namespace
 
 /*
- * The table itself: one zero byte per slot, in the unit's assembly, under the
- * decl's assembler name (LTO may have given the local symbol a unique one).
+ * The table itself: one zero byte per slot, in the unit's assembly.
  */
 static void emit_pads_table(void *gcc_data, void *user_data)
 {
@@ -146,7 +193,7 @@ static void emit_pads_table(void *gcc_data, void *user_data)
 
 	if (!n_slots || !asm_out_file)
 		return;
-	name = IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(pads_decl));
+	name = get_table_name();
 	fprintf(asm_out_file,
 		"\t.pushsection\t" STACK_PADS_SECTION ",\"aw\",@progbits\n"
 		"\t.type\t%s, @object\n"
