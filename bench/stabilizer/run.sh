@@ -21,6 +21,7 @@
 #
 # usage: bench/stabilizer/run.sh [BUILD_DIR] [OPTIONS]   (see --help)
 set -euo pipefail
+export LC_ALL=C # $EPOCHREALTIME and awk with a decimal point
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 
@@ -37,8 +38,8 @@ BUILD_DIR is lever's build directory (default: build).
                        programs.sh's LEVER_PROGRAMS)
   --quick              2 programs, 5 runs per cell, 3 per overhead config
   -n, --runs N         runs per cell for table1 and suite (default 30)
-  --suite-runs N       runs per cell for suite (default: --runs)
-  --overhead-runs N    runs per configuration for overhead (default 8)
+  --suite-runs N       runs per cell for suite (default 20, or --runs if smaller)
+  --overhead-runs N    runs per configuration for overhead (default 6)
   --link-seeds K       link-randomized builds per program and level: seeds
                        1..K, used in turn (default 3)
   --interval DUR       re-randomization interval of lever stabilize (default
@@ -59,7 +60,7 @@ parts=table1,overhead,suite
 programs=
 runs=30
 suite_runs=
-overhead_runs=8
+overhead_runs=6
 link_seeds=3
 interval=50ms
 size=bench
@@ -104,7 +105,7 @@ if [ $quick = 1 ]; then
 	runs=5
 	overhead_runs=3
 fi
-suite_runs=${suite_runs:-$runs}
+suite_runs=${suite_runs:-$((runs < 20 ? runs : 20))}
 for v in "$runs" "$suite_runs" "$overhead_runs" "$link_seeds"; do
 	[[ $v =~ ^[1-9][0-9]*$ ]] || {
 		echo "run.sh: run and seed counts must be positive integers" >&2
@@ -458,6 +459,11 @@ write_report() {
 
 t_start=$SECONDS
 build_programs
+planned=0
+has_part table1 && planned=$((planned + 2 * runs * ${#selected[@]}))
+has_part overhead && planned=$((planned + 5 * overhead_runs * ${#selected[@]} + 5))
+has_part suite && planned=$((planned + 2 * suite_runs * ${#selected[@]}))
+note "built in $build_seconds s; $planned timed runs to go"
 if has_part table1; then run_table1; fi
 if has_part overhead; then run_overhead; fi
 if has_part suite; then run_suite; fi
