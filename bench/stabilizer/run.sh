@@ -127,7 +127,8 @@ lever=$build/bin/lever
 	echo "run.sh: no $programs_sh (the programs interface); skipping the Stabilizer evaluation" >&2
 	exit 1
 }
-export PATH=$build/bin:$PATH
+programs_sh=$(cd "$(dirname "$programs_sh")" && pwd)/$(basename "$programs_sh")
+export PATH=$build/bin:$PATH LEVER_BUILD=$build
 # shellcheck source=/dev/null
 source "$programs_sh"
 
@@ -156,7 +157,7 @@ mkdir -p "$work" "$(dirname "$out")"
 out=$(cd "$(dirname "$out")" && pwd)/$(basename "$out")
 raw=${raw:-${out%.md}-raw}
 rm -rf "$raw"
-mkdir -p "$raw/wrappers" "$raw/output"
+mkdir -p "$raw/output"
 work=$(cd "$work" && pwd)
 
 note() { printf '[%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
@@ -190,50 +191,36 @@ build_programs() {
 
 # ------------------------------------------------------------ running
 
-# programs_run executes BIN as a command; a wrapper of the same name puts the
-# real binary under lever stabilize (options $2) or runs it bare ($2 empty).
-# LEVER_BENCH_SEED gives each run its seed; LEVER_BENCH_PERF, if set, wraps
-# the run in perf stat writing to that file.
-wrapper() { # real-binary options -> prints the wrapper's path
-	local real=$1 opts=$2 dir cmd w
-	dir=$raw/wrappers/$(printf '%s|%s' "$real" "$opts" | md5sum | cut -c1-12)
-	w=$dir/$(basename "$real")
-	if [ ! -x "$w" ]; then
-		mkdir -p "$dir"
-		cmd=$(printf '%q' "$real")
-		if [ -n "$opts" ]; then
-			cmd="$(printf '%q' "$lever") stabilize $opts --seed=\"\$LEVER_BENCH_SEED\" -- $cmd"
-		fi
-		{
-			echo '#!/bin/sh'
-			echo "# run.sh: $real ${opts:-(bare)}"
-			echo 'if [ -n "${LEVER_BENCH_PERF:-}" ]; then'
-			echo '	exec perf stat -x, -o "$LEVER_BENCH_PERF" -e task-clock,page-faults,context-switches -- '"$cmd"' "$@"'
-			echo 'fi'
-			echo 'exec '"$cmd"' "$@"'
-		} >"$w"
-		chmod +x "$w"
+# Each run goes through programs.sh's LEVER_PROGRAMS_LAUNCHER: the words put
+# before every process of the workload, here `lever stabilize OPTIONS
+# --seed=N --` (nothing for bare runs), with `perf stat` in front when the
+# counters are wanted (LEVER_BENCH_PERF: the file to append them to).
+launcher() { # options seed
+	local words=
+	if [ -n "${LEVER_BENCH_PERF:-}" ]; then
+		words="perf stat -x, --append -o $LEVER_BENCH_PERF -e task-clock,page-faults,context-switches --"
 	fi
-	printf '%s\n' "$w"
+	[ -n "$1" ] && words="$words $lever stabilize $1 --seed=$2 --"
+	printf '%s\n' "$words"
 }
 
 seed_counter=0
 # One timed run: program, binary, stabilize options (empty: bare), config
 # label, CSV to append "program,seconds,label" to.
 timed_run() {
-	local p=$1 real=$2 opts=$3 label=$4 csv=$5 w t0 t1 outfile
-	w=$(wrapper "$real" "$opts")
+	local p=$1 real=$2 opts=$3 label=$4 csv=$5 t0 t1 outfile words
 	seed_counter=$((seed_counter + 1))
+	words=$(launcher "$opts" "$seed_counter")
 	outfile=$raw/output/$p.$label.out
 	t0=$EPOCHREALTIME
-	if ! LEVER_BENCH_SEED=$seed_counter programs_run "$p" "$w" "$size" "$outfile" >/dev/null 2>"$raw/output/$p.$label.err"; then
+	if ! LEVER_PROGRAMS_LAUNCHER=$words programs_run "$p" "$real" "$size" "$outfile" >/dev/null 2>"$raw/output/$p.$label.err"; then
 		echo "run.sh: $p ($label, seed $seed_counter) failed:" >&2
 		tail -n 5 "$raw/output/$p.$label.err" >&2
 		exit 1
 	fi
 	t1=$EPOCHREALTIME
-	printf '%s,%s,%s,%s\n' "$p" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')" \
-		"$label" "$seed_counter" >>"$csv"
+	printf '%s,%s,%s,%s,%s\n' "$p" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')" \
+		"$label" "$seed_counter" "${real#"$work"/}" >>"$csv"
 	# a randomization must not change what the program computes
 	if [ -f "$raw/output/$p.reference" ]; then
 		cmp -s "$outfile" "$raw/output/$p.reference" || echo "$p $label seed $seed_counter" >>"$raw/output-differs"
@@ -248,6 +235,11 @@ interleaved() { # program rounds csv then "label|binary-variant|options" ...
 	shift 3
 	local configs=("$@")
 	n=${#configs[@]}
+	# one untimed run first: the workload's input is made and cached
+	IFS='|' read -r label variant cfg <<<"${configs[0]}"
+	variant=${variant//@/1}
+	LEVER_PROGRAMS_LAUNCHER= programs_run "$p" "${bin[$p/$variant]}" "$size" "$raw/output/$p.warmup" \
+		>/dev/null 2>&1 || true
 	for i in $(seq 0 $((rounds - 1))); do
 		for j in $(seq 0 $((n - 1))); do
 			k=$(((i + j) % n))
@@ -323,15 +315,17 @@ overhead_causes() {
 		f=$raw/overhead-worst-$c.perf
 		local opts=""
 		[ "$c" != link ] && opts=$(overhead_opts "$c")
-		rm -f "$raw/code-log"
-		echo "-,,task-clock" >"$f"
+		rm -f "$raw/code-log" "$f"
 		LEVER_BENCH_PERF=$([ $perf_ok = 1 ] && echo "$f") LEVER_STABILIZE_CODE_LOG=$raw/code-log \
 			timed_run "$worst" "${bin[$worst/lever-link=1]}" "$opts" "$c" "$raw/overhead-worst.csv"
 		copies=$( [ -f "$raw/code-log" ] && wc -l <"$raw/code-log" || echo 0)
+		[ -f "$f" ] || echo "# no perf" >"$f"
+		# summed over the workload's processes
 		awk -F, -v c="$c" -v copies="$copies" '
-			$3 == "task-clock" { tc = $1 } $3 == "page-faults" { pf = $1 }
-			$3 == "context-switches" { cs = $1 }
-			END { printf "| %s | %s | %s | %s | %d |\n", c, tc, pf == "" ? "-" : pf, cs == "" ? "-" : cs, copies }' "$f" \
+			$3 == "task-clock" { tc += $1; n++ } $3 == "page-faults" { pf += $1 }
+			$3 == "context-switches" { cs += $1 }
+			END { if (n) printf "| %s | %.1f | %d | %d | %d |\n", c, tc, pf, cs, copies
+			      else printf "| %s | - | - | - | %d |\n", c, copies }' "$f" \
 			>>"$raw/overhead-worst.txt"
 	done
 	worst_program=$worst
@@ -401,7 +395,7 @@ machine() {
 		"$(git -C "$(dirname "$programs_sh")" log -1 --format=%h -- "$programs_sh" 2>/dev/null || echo 'not in git')"
 	printf -- '- programs: %s; workload size %s\n' "${selected[*]}" "$size"
 	printf -- '- command: `%s`\n' "$argv_text"
-	printf -- '- raw data: `%s` (CSV suite files, lever compare outputs, perf counters)\n' "$raw"
+	printf -- '- raw data: `%s` (CSV suite files; the raw ones have the seed and binary of each run as 4th and 5th columns, lever compare outputs, perf counters)\n' "$raw"
 }
 
 write_report() {
@@ -409,14 +403,15 @@ write_report() {
 		echo "# Stabilizer evaluation: Table 1, overhead, -O2 vs -O3"
 		echo
 		echo "Written by \`bench/stabilizer/run.sh\`; the analysis is \`lever compare --suite\` on the CSV files in the raw data directory."
-		echo "Times are the wall time of each run of \`programs_run\` (bash \`\$EPOCHREALTIME\` around it)."
+		echo "Times are the wall time of each run of \`programs_run\` (bash \`\$EPOCHREALTIME\` around it; at size bench that is one process of the program), after one untimed run per program and part."
 		echo "Figures were taken on a shared machine unless it was idle; re-run for an idle one."
 		echo
 		machine
 		printf -- '- re-randomization interval: %s (`lever stabilize --interval=%s`); build time %s s\n' \
 			"$interval" "$interval" "${build_seconds:-0}"
 		if [ -s "$raw/output-differs" ]; then
-			printf -- '- **outputs differing from the first run: %s runs** (see `output-differs`)\n' "$(wc -l <"$raw/output-differs")"
+			printf -- '- **outputs differing from the first run of the program: %s runs** (%s; list in `output-differs`): a randomization changed what the program computes\n' \
+				"$(wc -l <"$raw/output-differs")" "$(awk '{ print $1 " " $2 }' "$raw/output-differs" | sort | uniq -c | awk '{ printf "%s%s %s x%s", NR > 1 ? ", " : "", $2, $3, $1 }')"
 		else
 			printf -- '- every run wrote the same output as the first run of its program\n'
 		fi
