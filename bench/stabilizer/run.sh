@@ -180,7 +180,9 @@ build_programs() {
 	for p in "${selected[@]}"; do
 		note "fetch and build $p"
 		programs_fetch "$work" "$p" >&2
-		if has_part table1; then build_variant "$p" lever; fi
+		# the base builds first: programs.sh then only relinks for each link seed
+		build_variant "$p" lever
+		if has_part suite; then build_variant "$p" lever-O3; fi
 		for s in $(seq "$link_seeds"); do
 			if has_part overhead || has_part suite; then build_variant "$p" "lever-link=$s"; fi
 			if has_part suite; then build_variant "$p" "lever-O3-link=$s"; fi
