@@ -38,8 +38,8 @@ BUILD_DIR is lever's build directory (default: build).
                        programs.sh's LEVER_PROGRAMS)
   --quick              2 programs, 5 runs per cell, 3 per overhead config
   -n, --runs N         runs per cell for table1 and suite (default 30)
-  --suite-runs N       runs per cell for suite (default 20, or --runs if smaller)
-  --overhead-runs N    runs per configuration for overhead (default 6)
+  --suite-runs N       runs per cell for suite (default 15, or --runs if smaller)
+  --overhead-runs N    runs per configuration for overhead (default 5)
   --link-seeds K       link-randomized builds per program and level: seeds
                        1..K, used in turn (default 3)
   --interval DUR       re-randomization interval of lever stabilize (default
@@ -60,7 +60,7 @@ parts=table1,overhead,suite
 programs=
 runs=30
 suite_runs=
-overhead_runs=6
+overhead_runs=5
 link_seeds=3
 interval=50ms
 size=bench
@@ -105,7 +105,7 @@ if [ $quick = 1 ]; then
 	runs=5
 	overhead_runs=3
 fi
-suite_runs=${suite_runs:-$((runs < 20 ? runs : 20))}
+suite_runs=${suite_runs:-$((runs < 15 ? runs : 15))}
 for v in "$runs" "$suite_runs" "$overhead_runs" "$link_seeds"; do
 	[[ $v =~ ^[1-9][0-9]*$ ]] || {
 		echo "run.sh: run and seed counts must be positive integers" >&2
