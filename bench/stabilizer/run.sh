@@ -37,6 +37,8 @@ BUILD_DIR is lever's build directory (default: build).
   --programs LIST      comma-separated program names (default: all of
                        programs.sh's LEVER_PROGRAMS)
   --quick              2 programs, 5 runs per cell, 3 per overhead config
+  --build-only         only build the variants the parts need (cached in
+                       --work), e.g. before taking the benchmark lock
   -n, --runs N         runs per cell for table1 and suite (default 30)
   --suite-runs N       runs per cell for suite (default 15, or --runs if smaller)
   --overhead-runs N    runs per configuration for overhead (default 5)
@@ -69,6 +71,7 @@ out=$top/bench/results/stabilizer.md
 raw=
 programs_sh=$here/programs.sh
 quick=0
+build_only=0
 argv_text="$0 $*"
 
 if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then
@@ -80,6 +83,7 @@ while [ $# -gt 0 ]; do
 	--parts) parts=$2 && shift ;;
 	--programs) programs=$2 && shift ;;
 	--quick) quick=1 ;;
+	--build-only) build_only=1 ;;
 	-n | --runs) runs=$2 && shift ;;
 	--suite-runs) suite_runs=$2 && shift ;;
 	--overhead-runs) overhead_runs=$2 && shift ;;
@@ -456,6 +460,10 @@ write_report() {
 
 t_start=$SECONDS
 build_programs
+if [ $build_only = 1 ]; then
+	note "built in $build_seconds s (--build-only)"
+	exit 0
+fi
 planned=0
 has_part table1 && planned=$((planned + 2 * runs * ${#selected[@]}))
 has_part overhead && planned=$((planned + 5 * overhead_runs * ${#selected[@]} + 5))

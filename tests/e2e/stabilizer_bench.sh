@@ -23,6 +23,9 @@ check "--help" bash -c "'$run' --help | grep -q -- '--overhead-runs'"
 check "unknown option: exit 2" [ $? = 2 ]
 "$run" "$build" --programs-sh "$stand_in" --programs nope --work "$tmp/w" --out "$tmp/x.md" >"$tmp/bad.out" 2>&1
 check "unknown program: exit 2 and the known ones" bash -c "[ $? = 2 ] && grep -q 'known: calls allocs' '$tmp/bad.out'"
+"$run" "$build" --programs-sh "$stand_in" --build-only --programs calls --work "$tmp/prebuilt" --out "$tmp/x.md" >/dev/null 2>&1
+check "--build-only builds the variants and writes no report" \
+	bash -c "[ -x '$tmp/prebuilt/calls-lever-O3-link3' ] && [ ! -e '$tmp/x.md' ]"
 "$run" "$build" --programs-sh "$stand_in" --runs 3 --work "$tmp/w" --out "$tmp/x.md" >"$tmp/bad.out" 2>&1
 check "--runs 3 is refused (one run is dropped, Shapiro-Wilk needs 3)" [ $? = 2 ]
 
