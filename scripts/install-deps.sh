@@ -6,9 +6,10 @@ set -eu
 PKGS="build-essential cmake pkg-config clang libdw-dev libelf-dev libcapstone-dev libgsl-dev
 libcmocka-dev libjansson-dev coz-profiler gcc-12-plugin-dev llvm-14-dev jq"
 # --bench: the peers and targets of bench/ (hyperfine, tcl for the sqlite3
-# amalgamation, xz for the comparisons); --browser: headless Chromium.
+# amalgamation, xz for the comparisons, linux-perf for the counters of
+# bench/stabilizer/run.sh); --browser: headless Chromium.
 case "${1:-}" in
---bench) PKGS="$PKGS hyperfine tcl xz-utils dpkg-dev" ;;
+--bench) PKGS="$PKGS hyperfine tcl xz-utils dpkg-dev linux-perf" ;;
 --browser) PKGS="$PKGS chromium" ;;
 esac
 missing=""

@@ -241,7 +241,12 @@ struct report_table *sample_table(const struct sample_description *d, size_t k,
  * lever compare --suite (bench_suite.c): per-benchmark comparisons of two
  * configurations, the within-subjects ANOVA and the multiple-testing caveat.
  */
-int compare_suite(const char *path, const char *configs, bool drop_max, bool json, const char *html,
+struct suite_outputs {
+	bool drop_max;		     /* drop the largest run of each cell first */
+	bool json;		     /* JSON on stdout instead of text */
+	const char *html, *markdown; /* files to write too, or NULL; markdown "-": stdout */
+};
+int compare_suite(const char *path, const char *configs, const struct suite_outputs *want,
 		  const struct compare_options *o);
 
 /* Write an HTML page with distributions and Q-Q plots; body(f, arg) adds the rest. */

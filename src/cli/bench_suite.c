@@ -5,7 +5,10 @@
  * suite gets a one-way within-subjects ANOVA (benchmark = subject,
  * configuration = treatment), which is the Stabilizer paper's §6 analysis,
  * and the multiple-testing caveat: with m tests at level alpha, about
- * m * alpha come out significant by chance alone.
+ * m * alpha come out significant by chance alone. The ratios
+ * mean(B)/mean(A) and sd(B)/sd(A) of each benchmark, with the median and
+ * extremes of the first across the suite, give overheads (B = a randomized
+ * configuration, A = its baseline) and the spread of Table 1.
  */
 #include <errno.h>
 #include <math.h>
@@ -26,7 +29,39 @@ struct suite_run {
 	size_t significant, faster;
 	bool drop_max;
 	size_t dropped;
+	double ratio_median;	     /* of mean(B)/mean(A) across the benchmarks */
+	size_t ratio_min, ratio_max; /* the benchmarks with the extremes */
 };
+
+static double time_ratio(const struct comparison *c)
+{
+	return c->b.summary.mean / c->a.summary.mean;
+}
+
+static double sd_ratio(const struct comparison *c)
+{
+	return c->b.summary.sd / c->a.summary.sd;
+}
+
+/* Median and extremes of mean(B)/mean(A) across the benchmarks. */
+static int suite_ratios(struct suite_run *r)
+{
+	size_t nb = r->suite.n_benchmarks;
+	double *x = malloc(nb * sizeof(*x));
+
+	if (!x)
+		return -ENOMEM;
+	for (size_t b = 0; b < nb; b++) {
+		x[b] = time_ratio(&r->cmp[b]);
+		if (x[b] < x[r->ratio_min])
+			r->ratio_min = b;
+		if (x[b] > x[r->ratio_max])
+			r->ratio_max = b;
+	}
+	r->ratio_median = stats_median(x, nb);
+	free(x);
+	return 0;
+}
 
 static int pick_configs(struct suite_run *r, const char *configs)
 {
@@ -201,6 +236,18 @@ static void caveat_text(const struct suite_run *r, const struct compare_options 
 	    (double)m * o->alpha);
 }
 
+static void ratio_text(const struct suite_run *r, char *buf, size_t size)
+{
+	const struct comparison *cmp = r->cmp;
+
+	snprintf(buf, size,
+		 "Time ratio mean(B)/mean(A) across the %zu benchmarks: median %.4f, min %.4f "
+		 "(%s), max %.4f (%s).",
+		 r->suite.n_benchmarks, r->ratio_median, time_ratio(&cmp[r->ratio_min]),
+		 r->suite.benchmarks[r->ratio_min], time_ratio(&cmp[r->ratio_max]),
+		 r->suite.benchmarks[r->ratio_max]);
+}
+
 static void print_text(const struct suite_run *r, const struct compare_options *o)
 {
 	struct report_table *t = suite_table(r, o);
@@ -218,10 +265,75 @@ static void print_text(const struct suite_run *r, const struct compare_options *
 	    "  both sides look normal, else Mann-Whitney (MW); SW p: Shapiro-Wilk normality of\n"
 	    "  A and B; BF p: Brown-Forsythe test of equal variances of A and B\n\n",
 	    o->level * 100);
+	ratio_text(r, buf, sizeof(buf));
+	printf("%s\n\n", buf);
 	anova_text(r, o, buf, sizeof(buf));
 	printf("%s\n\n", buf);
 	caveat_text(r, o, buf, sizeof(buf));
 	printf("%s\n", buf);
+}
+
+/* A p-value for Markdown, bold below alpha as in the paper's Table 1. */
+static void markdown_p(FILE *f, double p, double alpha)
+{
+	char buf[32];
+
+	report_format_p(p, buf, sizeof(buf));
+	fprintf(f, p < alpha ? " **%s** |" : " %s |", buf);
+}
+
+static void markdown_row(FILE *f, const struct suite_run *r, size_t b,
+			 const struct compare_options *o)
+{
+	const struct comparison *c = &r->cmp[b];
+	char m1[48], m2[48];
+
+	fprintf(f, "| %s | %zu | %zu | %s | %s | %.4f | %.3f |", r->suite.benchmarks[b], c->a.n,
+		c->b.n, format_value(&o->format, c->a.summary.mean, m1, sizeof(m1)),
+		format_value(&o->format, c->b.summary.mean, m2, sizeof(m2)), time_ratio(c),
+		sd_ratio(c));
+	markdown_p(f, c->a.normality.p, o->alpha);
+	markdown_p(f, c->b.normality.p, o->alpha);
+	markdown_p(f, c->variance.p, o->alpha);
+	fprintf(f, " %s |",
+		c->test == TEST_MANN_WHITNEY ? "MW" : (c->test == TEST_STUDENT ? "t" : "Welch"));
+	markdown_p(f, c->result.p, o->alpha);
+	fputc('\n', f);
+}
+
+/* The suite as a Markdown table in the layout of the paper's Table 1, then the verdicts. */
+static int write_markdown(const struct suite_run *r, const char *path,
+			  const struct compare_options *o)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+	char buf[512];
+	int err;
+
+	if (!f)
+		return -errno;
+	fprintf(f, "A = %s, B = %s%s; bold: p < %g.\n\n", r->suite.configs[r->config[0]],
+		r->suite.configs[r->config[1]],
+		r->drop_max ? "; the largest run of each cell dropped" : "", o->alpha);
+	fputs("| benchmark | runs A | runs B | mean A | mean B | B/A | sd B/A | SW p A | SW p B "
+	      "| BF p | test | p |\n",
+	      f);
+	fputs("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|\n", f);
+	for (size_t b = 0; b < r->suite.n_benchmarks; b++)
+		markdown_row(f, r, b, o);
+	fputs("\nB/A = mean(B)/mean(A); sd B/A = sd(B)/sd(A); SW p: Shapiro-Wilk normality; "
+	      "BF p: Brown-Forsythe equal variances of A and B; test: Welch if both sides look "
+	      "normal, else Mann-Whitney (MW), with its p.\n\n",
+	      f);
+	ratio_text(r, buf, sizeof(buf));
+	fprintf(f, "%s\n\n", buf);
+	anova_text(r, o, buf, sizeof(buf));
+	fprintf(f, "%s\n\n", buf);
+	caveat_text(r, o, buf, sizeof(buf));
+	fprintf(f, "%s\n", buf);
+	err = ferror(f) ? -EIO : 0;
+	if (f != stdout && fclose(f))
+		err = -errno;
+	return err;
 }
 
 static void print_json(const struct suite_run *r, const struct compare_options *o)
@@ -241,11 +353,21 @@ static void print_json(const struct suite_run *r, const struct compare_options *
 	for (size_t b = 0; b < r->suite.n_benchmarks; b++) {
 		report_json_object_begin(&j);
 		report_json_kv_string(&j, "benchmark", r->suite.benchmarks[b]);
+		report_json_kv_number(&j, "time_ratio", time_ratio(&r->cmp[b]));
+		report_json_kv_number(&j, "sd_ratio", sd_ratio(&r->cmp[b]));
 		report_json_key(&j, "comparison");
 		comparison_print_json(&r->cmp[b], &j);
 		report_json_object_end(&j);
 	}
 	report_json_array_end(&j);
+	report_json_key(&j, "time_ratio");
+	report_json_object_begin(&j);
+	report_json_kv_number(&j, "median", r->ratio_median);
+	report_json_kv_number(&j, "min", time_ratio(&r->cmp[r->ratio_min]));
+	report_json_kv_string(&j, "min_benchmark", r->suite.benchmarks[r->ratio_min]);
+	report_json_kv_number(&j, "max", time_ratio(&r->cmp[r->ratio_max]));
+	report_json_kv_string(&j, "max_benchmark", r->suite.benchmarks[r->ratio_max]);
+	report_json_object_end(&j);
 	report_json_key(&j, "anova");
 	report_json_object_begin(&j);
 	report_json_kv_string(&j, "design",
@@ -341,7 +463,7 @@ static void suite_run_free(struct suite_run *r)
 	stats_suite_free(&r->suite);
 }
 
-int compare_suite(const char *path, const char *configs, bool drop_max, bool json, const char *html,
+int compare_suite(const char *path, const char *configs, const struct suite_outputs *want,
 		  const struct compare_options *o)
 {
 	struct suite_run r;
@@ -349,7 +471,7 @@ int compare_suite(const char *path, const char *configs, bool drop_max, bool jso
 	int rc = 1;
 
 	memset(&r, 0, sizeof(r));
-	r.drop_max = drop_max;
+	r.drop_max = want->drop_max;
 	if (stats_suite_read_file(path, &r.suite, err, sizeof(err))) {
 		fprintf(stderr, "lever compare: %s\n", err);
 		goto out;
@@ -358,21 +480,31 @@ int compare_suite(const char *path, const char *configs, bool drop_max, bool jso
 	if (rc)
 		goto out;
 	rc = 1;
-	if (drop_max)
+	if (want->drop_max)
 		r.dropped = stats_suite_drop_max(&r.suite);
-	if (compare_cells(&r, o))
+	if (compare_cells(&r, o) || suite_ratios(&r))
 		goto out;
 	suite_anova(&r);
-	if (json)
+	if (want->json)
 		print_json(&r, o);
-	else
+	else if (!want->markdown || strcmp(want->markdown, "-"))
 		print_text(&r, o);
 	rc = 0;
-	if (html) {
-		int e = write_html(&r, html, o);
+	if (want->html) {
+		int e = write_html(&r, want->html, o);
 
 		if (e) {
-			fprintf(stderr, "lever compare: cannot write %s: %s\n", html, strerror(-e));
+			fprintf(stderr, "lever compare: cannot write %s: %s\n", want->html,
+				strerror(-e));
+			rc = 1;
+		}
+	}
+	if (want->markdown) {
+		int e = write_markdown(&r, want->markdown, o);
+
+		if (e) {
+			fprintf(stderr, "lever compare: cannot write %s: %s\n", want->markdown,
+				strerror(-e));
 			rc = 1;
 		}
 	}

@@ -54,6 +54,9 @@ static const char compare_usage[] =
     "                          none\n"
     "      --json              write JSON to standard output instead of text\n"
     "      --html FILE         also write a self-contained HTML report\n"
+    "      --export-markdown FILE  also write the table as Markdown ('-': standard\n"
+    "                          output, instead of the text); for a suite, with\n"
+    "                          mean(B)/mean(A), sd(B)/sd(A) and p < alpha in bold\n"
     "\n" BENCH_OPTIONS_HELP "  -h, --help              show this help\n"
     "\n"
     "With two commands the defaults are 30 runs of each and at least 3 s.\n"
@@ -69,7 +72,7 @@ struct compare_cli {
 	enum compare_mode mode;
 	struct compare_options cmp;
 	struct bench_options run;
-	const char *suite, *configs, *html;
+	const char *suite, *configs, *html, *markdown;
 	bool drop_max, json;
 	bool seed_given;
 };
@@ -84,6 +87,7 @@ enum {
 	OPT_BOOTSTRAP,
 	OPT_JSON,
 	OPT_HTML,
+	OPT_MARKDOWN,
 };
 
 static const struct option own_options[] = {
@@ -97,6 +101,7 @@ static const struct option own_options[] = {
     {"unit", required_argument, NULL, 'u'},
     {"json", no_argument, NULL, OPT_JSON},
     {"html", required_argument, NULL, OPT_HTML},
+    {"export-markdown", required_argument, NULL, OPT_MARKDOWN},
     {"help", no_argument, NULL, 'h'},
 };
 
@@ -168,6 +173,9 @@ static int own_option(struct compare_cli *o, int c, const char *arg)
 		return 1;
 	case OPT_HTML:
 		o->html = arg;
+		return 1;
+	case OPT_MARKDOWN:
+		o->markdown = arg;
 		return 1;
 	}
 	return 0;
@@ -247,11 +255,45 @@ static void print_layout_text(const struct compare_cli *o, const struct bench_re
 	}
 }
 
+/* Both samples as a Markdown table, then the test and the verdict. */
+static int write_markdown(const struct compare_cli *o, const struct comparison *c)
+{
+	struct sample_description d[2] = {c->a, c->b};
+	struct report_table *t = sample_table(d, 2, &o->cmp.format, o->cmp.alpha);
+	FILE *f = strcmp(o->markdown, "-") ? fopen(o->markdown, "w") : stdout;
+	char p1[32], p2[32];
+	int err;
+
+	if (!f || !t) {
+		err = f ? -ENOMEM : -errno;
+		report_table_free(t);
+		return err;
+	}
+	report_table_print_markdown(t, f);
+	report_table_free(t);
+	fprintf(f, "\n%s: p = %s. Brown-Forsythe (equal variances): p = %s.\n\n%s\n",
+		compare_test_name(c->test), report_format_p(c->result.p, p1, sizeof(p1)),
+		report_format_p(c->variance.p, p2, sizeof(p2)), c->verdict);
+	err = ferror(f) ? -EIO : 0;
+	if (f != stdout && fclose(f))
+		err = -errno;
+	return err;
+}
+
 static int output_comparison(const struct compare_cli *o, struct comparison *c, const char *title,
 			     const struct bench_result *res)
 {
 	struct compare_output out = {c, &o->run, res};
+	int err;
 
+	if (o->markdown) {
+		err = write_markdown(o, c);
+		if (err) {
+			fprintf(stderr, "lever compare: cannot write %s: %s\n", o->markdown,
+				strerror(-err));
+			return 1;
+		}
+	}
 	if (o->json) {
 		struct report_json j;
 
@@ -264,7 +306,7 @@ static int output_comparison(const struct compare_cli *o, struct comparison *c, 
 		}
 		report_json_object_end(&j);
 		report_json_finish(&j);
-	} else {
+	} else if (!o->markdown || strcmp(o->markdown, "-")) {
 		printf("%s\n\n", title);
 		comparison_print_text(c, stdout);
 		if (res)
@@ -273,11 +315,9 @@ static int output_comparison(const struct compare_cli *o, struct comparison *c, 
 	if (o->html) {
 		struct report_series s[2] = {{c->a.name, c->a.x, c->a.n},
 					     {c->b.name, c->b.x, c->b.n}};
-		int err =
-		    res ? write_html_report(o->html, title, s, 2, &o->cmp.format,
-					    html_body_commands, &out)
-			: write_html_report(o->html, title, s, 2, &o->cmp.format, html_body, c);
-
+		err = res ? write_html_report(o->html, title, s, 2, &o->cmp.format,
+					      html_body_commands, &out)
+			  : write_html_report(o->html, title, s, 2, &o->cmp.format, html_body, c);
 		if (err) {
 			fprintf(stderr, "lever compare: cannot write %s: %s\n", o->html,
 				strerror(-err));
@@ -372,12 +412,18 @@ int cmd_compare(int argc, char **argv)
 	/* the analysis of files is reproducible unless --seed says otherwise */
 	o.cmp.seed = o.seed_given || o.mode == MODE_COMMANDS ? o.run.seed : 1;
 	nargs = argc - optind;
+	if (o.json && o.markdown && !strcmp(o.markdown, "-"))
+		return compare_usage_error("%s", "--json and --export-markdown - both want "
+						 "standard output");
 	switch (o.mode) {
-	case MODE_SUITE:
+	case MODE_SUITE: {
+		struct suite_outputs want = {o.drop_max, o.json, o.html, o.markdown};
+
 		if (nargs)
 			return compare_usage_error("unexpected argument '%s' with --suite",
 						   argv[optind]);
-		return compare_suite(o.suite, o.configs, o.drop_max, o.json, o.html, &o.cmp);
+		return compare_suite(o.suite, o.configs, &want, &o.cmp);
+	}
 	case MODE_SAMPLES:
 		if (nargs != 2)
 			return compare_usage_error("%s", "--samples needs two files: A.txt B.txt");

@@ -38,6 +38,7 @@ check() {
 expect 0 'usage: lever compare' "$lever" compare --help
 expect 0 'usage: lever stats' "$lever" stats --help
 for opt in --samples --suite --configs --drop-max --alpha --test --bootstrap --unit --json --html \
+	--export-markdown \
 	--runs --warmup --prepare --cleanup --randomize --rerandomize; do
 	expect 0 "$opt" "$lever" compare --help
 done
@@ -146,6 +147,46 @@ assert s["tests"] == 18 and s["significant"] == 17 and abs(s["expected_false_pos
 slower = sorted(b["benchmark"] for b in s["benchmarks"]
                 if b["comparison"]["significant"] and b["comparison"]["speedup"]["estimate"] < 1)
 assert slower == ["bzip2", "libquantum", "milc"], slower
+'
+fi
+
+# --export-markdown: the paper's Table 1 from the authors' data, p < 0.05 in bold,
+# sd(B)/sd(A) as in spec §7.2 (astar 0.21, cactusADM 2.67)
+"$lever" compare --suite "$data/qq_data.csv" --drop-max -u none --export-markdown table1.md >table1.txt
+check "suite --export-markdown keeps the text on stdout" grep -q 'Within-subjects ANOVA' table1.txt
+check "Table 1 markdown: astar, bold where p < 0.05" \
+	grep -qE '^\| astar \| 29 \| 29 \| 200\.058 \| 194\.567 \| 0\.9726 \| 0\.21[0-9] \| \*\*0\.000226\*\* \| 0\.194 \| \*\*0\.00144\*\* \|' table1.md
+check "Table 1 markdown: cactusADM sd ratio 2.67" \
+	grep -qE '^\| cactusADM \| 28 \| 27 \| .* \| 2\.67[0-9] \| \*\*0\.0029\*\* \| \*\*0\.00259\*\* \| \*\*0\.000941\*\* \|' table1.md
+check "Table 1 markdown: bzip2 not bold" grep -qE '^\| bzip2 \|.*\| 0\.789 \| 0\.143 \| 0\.0775 \|' table1.md
+check "Table 1 markdown: 18 rows" [ "$(grep -cE '^\| [a-zA-Z0-9]+ \| 2[0-9] \|' table1.md)" = 18 ]
+expect 0 'Time ratio mean\(B\)/mean\(A\) across the 18 benchmarks: median 1\.004[0-9]+, min 0\.92[0-9]+ \(zeusmp\), max 1\.16[0-9]+ \(cactusADM\)' \
+	"$lever" compare --suite "$data/qq_data.csv" --drop-max -u none
+expect 0 '^\| benchmark \| runs A \| runs B \|' "$lever" compare --suite "$data/qq_data.csv" --export-markdown -
+expect 2 'both want standard output' "$lever" compare --json --suite "$data/qq_data.csv" --export-markdown -
+expect 1 'cannot write /nonexistent/x.md' "$lever" compare --suite "$data/qq_data.csv" --export-markdown /nonexistent/x.md
+expect 0 '^\| a\.txt \| 10 \|' "$lever" compare --samples --export-markdown - a.txt b.txt
+expect 0 'faster than A' "$lever" compare --samples --export-markdown - a.txt b.txt
+if [ -x "$py" ]; then
+	# the ratios, recomputed here from the CSV: mean(B)/mean(A) per benchmark after dropping the max
+	"$lever" compare --json --suite "$data/qq_data.csv" --drop-max -u none >t1.json
+	check "suite --json time_ratio and sd_ratio" "$py" -c '
+import csv, json, statistics as st
+cells = {}
+for row in csv.DictReader(open("'"$data"'/qq_data.csv")):
+    cells.setdefault((row["benchmark"], row["ext"]), []).append(float(row["time"]))
+for v in cells.values():
+    v.remove(max(v))
+s = json.load(open("t1.json"))
+ratios = {}
+for b in s["benchmarks"]:
+    a, r = cells[(b["benchmark"], s["a"])], cells[(b["benchmark"], s["b"])]
+    ratios[b["benchmark"]] = st.mean(r) / st.mean(a)
+    assert abs(b["time_ratio"] - ratios[b["benchmark"]]) < 1e-12
+    assert abs(b["sd_ratio"] - st.stdev(r) / st.stdev(a)) < 1e-9
+t = s["time_ratio"]
+assert abs(t["median"] - st.median(ratios.values())) < 1e-12
+assert t["max_benchmark"] == max(ratios, key=ratios.get) and t["min_benchmark"] == min(ratios, key=ratios.get)
 '
 fi
 
