@@ -48,6 +48,7 @@ build_one() {
 		return 1
 	fi
 }
+export -f build_one
 printf '%s\n' "${programs[@]}" | xargs -P 2 -I{} bash -c \
 	". '$src/bench/stabilizer/programs.sh' && work='$work' build_one {}" ||
 	fail "a program could not be fetched or built (see above)"
