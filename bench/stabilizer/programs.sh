@@ -161,7 +161,7 @@ link_zstd() { zstd_make "$2"; }
 # Compiled by clang through lever cc (LEVER_CC=clang, its stack pad plugin):
 # GCC 12 with lever's stack pad plugin stops with an internal compiler error
 # on the amalgamation (in assign_temp, expanding jsonGrow to RTL).
-binaries_sqlite3() { echo speedtest1 sqlite3; }
+binaries_sqlite3() { printf '%s\n' speedtest1 sqlite3; }
 build_sqlite3() {
 	programs_touch_generated
 	# The shell links the static library; the amalgamation needs tclsh.
@@ -222,7 +222,7 @@ link_bc() { make -C bc; }
 binaries_gzip() { echo gzip; }
 build_gzip() {
 	programs_touch_generated
-	./configure CC=lever-cc CFLAGS="-g $2" && make -C lib && make gzip
+	./configure CC=lever-cc CFLAGS="-g $2" && make -C lib && make version.h gzip
 }
 link_gzip() { make gzip; }
 
