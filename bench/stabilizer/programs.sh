@@ -439,12 +439,13 @@ CREATE INDEX t_grp ON t(grp, val);
 SELECT grp, count(*), printf('%.6f', sum(val)), min(name), max(name) FROM t GROUP BY grp ORDER BY grp;
 SELECT id, name, rank() OVER (PARTITION BY grp ORDER BY val DESC, id) AS r FROM t WHERE grp = 5 ORDER BY r, id LIMIT 20;
 SELECT json_group_array(name) FROM (SELECT name FROM t ORDER BY name LIMIT 15);
-CREATE VIRTUAL TABLE f USING fts4(body);
-INSERT INTO f SELECT group_concat(name, ' ') FROM t GROUP BY id / 50;
-SELECT count(*) FROM f WHERE body MATCH 'n0000*';
+CREATE TABLE log(id INT, old REAL, new REAL);
+CREATE TRIGGER t_upd AFTER UPDATE ON t BEGIN INSERT INTO log VALUES (old.id, old.val, new.val); END;
+SELECT count(*), sum(length(name)) FROM t WHERE name GLOB 'n0000*' OR name LIKE '%99%';
 UPDATE t SET val = val * 2 WHERE id % 3 = 0;
 DELETE FROM t WHERE id % 5 = 0;
 SELECT count(*), printf('%.4f', avg(val)), total(id) FROM t;
+SELECT count(*), printf('%.4f', sum(new - old)) FROM log;
 PRAGMA integrity_check;
 EOF
 }
