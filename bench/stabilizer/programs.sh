@@ -293,8 +293,8 @@ programs_build() {
 	echo "$main"
 }
 
-# A deterministic text of about BYTES bytes: words drawn by a fixed linear
-# congruential generator (integer arithmetic, the same in every awk), with
+# A deterministic text of about BYTES bytes: words drawn by the Park-Miller
+# generator (products below 2^53, so exact in every awk's doubles), with
 # numbers and line breaks, so it compresses like text.
 programs_make_input() {
 	local bytes=$1 out=$2
@@ -307,8 +307,8 @@ programs_make_input() {
 			"0 1 2 3 4 5 6 7 8 9 10 16 32 64 128 256 512 1024 4096 65536", w, " ")
 		x = 12345; len = 0; col = 0
 		while (len < bytes) {
-			x = (x * 1103515245 + 12345) % 2147483648
-			word = w[int(x / 65536) % n + 1]
+			x = (x * 16807) % 2147483647
+			word = w[int(x / 1024) % n + 1]
 			if (x % 7 == 0)
 				word = word sprintf("%d", x % 100000)
 			printf "%s", word; len += length(word) + 1; col += length(word) + 1
@@ -329,9 +329,9 @@ programs_exec() {
 programs_input_bytes() {
 	local name=$1 size=$2
 	case $name:$size in
-	bzip2:ci) echo 600000 ;; bzip2:bench) echo 12000000 ;;
-	xz:ci) echo 400000 ;; xz:bench) echo 5000000 ;;
-	zstd:ci) echo 2000000 ;; zstd:bench) echo 16000000 ;;
+	bzip2:ci) echo 400000 ;; bzip2:bench) echo 12000000 ;;
+	xz:ci) echo 400000 ;; xz:bench) echo 8000000 ;;
+	zstd:ci) echo 2000000 ;; zstd:bench) echo 40000000 ;;
 	lz4:ci) echo 1000000 ;; lz4:bench) echo 20000000 ;;
 	gzip:ci) echo 1000000 ;; gzip:bench) echo 16000000 ;;
 	*) echo 0 ;;
@@ -368,7 +368,7 @@ programs_run() {
 	inputs=${LEVER_PROGRAMS_INPUTS:-${TMPDIR:-/tmp}/lever-programs-inputs}
 	mkdir -p "$inputs"
 	bytes=$(programs_input_bytes "$name" "$size")
-	input=$inputs/text-$bytes
+	input=$inputs/text-v2-$bytes
 	[ "$bytes" -gt 0 ] && { programs_make_input "$bytes" "$input" || return 2; }
 	dir=$(dirname "$bin")
 	case $name in
@@ -392,8 +392,8 @@ programs_run() {
 		programs_exec "$bin" "$PROGRAMS_HERE/workloads/lua.lua" $n >"$outfile"
 		;;
 	bc)
-		local digits=450
-		[ "$size" = bench ] && digits=1400
+		local digits=350
+		[ "$size" = bench ] && digits=750
 		programs_bc_script $digits | programs_exec "$bin" -q -l >"$outfile"
 		;;
 	*) programs_package "$name" >/dev/null || return 2 ;;
