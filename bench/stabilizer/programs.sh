@@ -135,6 +135,7 @@ build_bzip2() {
 # Upstream's link: libbz2.a into the executable (Debian links the shared
 # library instead), so code randomization covers the compressor too.
 link_bzip2() {
+	# shellcheck disable=SC2046 # the flags are words
 	lever-cc $(bzip2_flags "$2") -o bzip2 bzip2.o libbz2.a
 }
 

@@ -39,7 +39,8 @@ fail() {
 # Build: two programs at a time, each make -j1 (the configure scripts are
 # serial), the randomized link right after the plain build (it only relinks).
 build_one() {
-	local name=$1 t0=$(date +%s)
+	local name=$1 t0
+	t0=$(date +%s)
 	if LEVER_PROGRAMS_JOBS=1 programs_build "$work" "$name" lever >/dev/null &&
 		LEVER_PROGRAMS_JOBS=1 programs_build "$work" "$name" lever-link=1 >/dev/null; then
 		printf 'built %s (%d s)\n' "$name" $(($(date +%s) - t0))
