@@ -6,5 +6,5 @@
 if(CAPSTONE_FOUND)
   lever_e2e_test(stabilizer_debian ${CMAKE_SOURCE_DIR}/tests/e2e/stabilizer_debian.sh)
   set_tests_properties(stabilizer_debian PROPERTIES LABELS "e2e;stabilizer;debian"
-    TIMEOUT 900 PROCESSORS 2)
+    TIMEOUT 1200 PROCESSORS 2)
 endif()
