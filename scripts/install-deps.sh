@@ -1,15 +1,17 @@
 #!/bin/sh
 # Install the Debian packages lever needs to build and test, if missing
-# (jq: the e2e tests check JSON output with it).
+# (jq: the e2e tests check JSON output with it; dpkg-dev and tcl: the
+# stabilizer_debian test unpacks Debian sources and builds sqlite3's
+# amalgamation with tclsh).
 # Idempotent; works as root or through sudo.
 set -eu
 PKGS="build-essential cmake pkg-config clang libdw-dev libelf-dev libcapstone-dev libgsl-dev
-libcmocka-dev libjansson-dev coz-profiler gcc-12-plugin-dev llvm-14-dev jq"
-# --bench: the peers and targets of bench/ (hyperfine, tcl for the sqlite3
-# amalgamation, xz for the comparisons, linux-perf for the counters of
-# bench/stabilizer/run.sh); --browser: headless Chromium.
+libcmocka-dev libjansson-dev coz-profiler gcc-12-plugin-dev llvm-14-dev jq dpkg-dev tcl"
+# --bench: the peers and targets of bench/ (hyperfine, xz for the
+# comparisons, linux-perf for the counters of bench/stabilizer/run.sh);
+# --browser: headless Chromium.
 case "${1:-}" in
---bench) PKGS="$PKGS hyperfine tcl xz-utils dpkg-dev linux-perf" ;;
+--bench) PKGS="$PKGS hyperfine xz-utils linux-perf" ;;
 --browser) PKGS="$PKGS chromium" ;;
 esac
 missing=""

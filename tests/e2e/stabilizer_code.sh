@@ -60,6 +60,14 @@ for cc in gcc clang; do
 	done
 done
 
+# The trap keeps every register (GCC's -fipa-ra callers rely on it): a caller
+# in assembly checks ten registers around each call of a leaf that moves.
+gcc -O2 $flags "$progs/registers.c" -o "$tmp/registers"
+check_same registers "$tmp/registers"
+if ! grep -q ' registers_leaf$' "$tmp/registers.log"; then
+	echo "FAIL registers: registers_leaf was never moved"; fail=1
+fi
+
 # The W^X fallback for kernels that refuse /proc/self/mem writes: a shared
 # mapping with a read-write alias (privatized in fork()ed children).
 for p in fnptr threads forked exceptions; do

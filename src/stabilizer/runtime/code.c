@@ -349,15 +349,14 @@ static bool write_stubs(void)
 	for (size_t i = 0; i < img.n_funcs; i++) {
 		uint8_t *s = buf + i * CODE_STUB_LEN;
 		uint32_t index = (uint32_t)i;
-		int32_t rel = (int32_t)(common - (stub_address(i) + 12));
+		int32_t rel = (int32_t)(common - (stub_address(i) + 11));
 
-		s[0] = 0x41; /* mov $index, %r11d */
-		s[1] = 0xbb;
-		memcpy(s + 2, &index, 4);
-		s[6] = 0xff; /* jmp *common(%rip) */
-		s[7] = 0x25;
-		memcpy(s + 8, &rel, 4);
-		memset(s + 12, 0xcc, CODE_STUB_LEN - 12);
+		s[0] = 0x68; /* push $index */
+		memcpy(s + 1, &index, 4);
+		s[5] = 0xff; /* jmp *common(%rip) */
+		s[6] = 0x25;
+		memcpy(s + 7, &rel, 4);
+		memset(s + 11, 0xcc, CODE_STUB_LEN - 11);
 	}
 	ok = code_area_write(&area, area.stubs, buf, bytes);
 	munmap(buf, bytes);

@@ -2,18 +2,23 @@
 /*
  * The trap path of lazy relocation (spec §4.3, §4.4). Each relocatable
  * function has a 16-byte stub in the code area:
- *     mov $index, %r11d ; jmp *common(%rip)     (common = code_trap_entry)
+ *     push $index ; jmp *common(%rip)     (common = code_trap_entry)
  * Its slot points at the stub until the function has a copy for the current
- * period. r11 is free at a function entry in the SysV ABI (neither an
- * argument nor callee-saved; PLT stubs clobber it too).
+ * period.
  *
- * code_trap_entry saves every register a callee may receive arguments in
- * (rax for varargs, rdi..r9, r10 for a static chain, and the whole vector
- * state with xsave, so __m256 arguments survive libc's vzeroupper), calls
- * code_trap_resolve(index) and jumps, with everything restored, to the
- * address it returns: the function's new copy. The return address the
- * caller pushed is still on top of the stack, so the copy runs as if called
- * directly.
+ * The trap must leave every register as it found it, not only the argument
+ * registers: GCC's -fipa-ra lets a caller keep values in call-clobbered
+ * registers (r10, r11, vector registers) across a call to a function of the
+ * same unit that it knows does not touch them. (The stub used to pass the
+ * index in r11, and bzip2's handle_compress lost a value it kept in r11
+ * across its first call of add_pair_to_block.)
+ *
+ * code_trap_entry saves rax, rdi..r11 and the whole vector state (xsave, so
+ * __m256 arguments survive libc's vzeroupper), calls
+ * code_trap_resolve(index), puts the address it returns (the function's new
+ * copy) where the stub pushed the index, restores everything and returns to
+ * that address. The return address the caller pushed is then on top of the
+ * stack, so the copy runs as if called directly.
  */
 #include "stabilizer/runtime/code.h"
 
@@ -51,9 +56,10 @@ __asm__(".text\n"
 	".p2align 4\n"
 	"code_trap_entry:\n"
 	".cfi_startproc\n"
+	".cfi_def_cfa_offset 16\n" /* the index above the return address */
 	"	pushq %rbp\n"
-	".cfi_def_cfa_offset 16\n"
-	".cfi_offset %rbp, -16\n"
+	".cfi_def_cfa_offset 24\n"
+	".cfi_offset %rbp, -24\n"
 	"	movq %rsp, %rbp\n"
 	".cfi_def_cfa_register %rbp\n"
 	"	pushq %rax\n"
@@ -64,7 +70,7 @@ __asm__(".text\n"
 	"	pushq %r8\n"
 	"	pushq %r9\n"
 	"	pushq %r10\n"
-	"	pushq %r11\n" /* -72(%rbp): the index; later the target */
+	"	pushq %r11\n" /* -72(%rbp) */
 	"	movl code_xsave_size(%rip), %eax\n"
 	"	testl %eax, %eax\n"
 	"	jz 1f\n"
@@ -86,9 +92,9 @@ __asm__(".text\n"
 	"1:	subq $512, %rsp\n"
 	"	andq $-64, %rsp\n"
 	"	fxsave64 (%rsp)\n"
-	"2:	movq %r11, %rdi\n"
+	"2:	movq 8(%rbp), %rdi\n" /* the index the stub pushed */
 	"	call code_trap_resolve\n"
-	"	movq %rax, -72(%rbp)\n"
+	"	movq %rax, 8(%rbp)\n" /* becomes the address ret jumps to */
 	"	movl code_xsave_size(%rip), %ecx\n"
 	"	testl %ecx, %ecx\n"
 	"	jz 3f\n"
@@ -108,7 +114,7 @@ __asm__(".text\n"
 	"	popq %rdi\n"
 	"	popq %rax\n"
 	"	popq %rbp\n"
-	".cfi_def_cfa %rsp, 8\n"
-	"	jmp *%r11\n"
+	".cfi_def_cfa %rsp, 16\n"
+	"	ret\n" /* to the copy; the caller's return address is on top */
 	".cfi_endproc\n"
 	".size code_trap_entry, .-code_trap_entry\n");
