@@ -80,7 +80,7 @@ struct causal_run {
 	uint64_t startup_ns; /* wall clock at profiler start */
 	bool has_runtime;
 	int64_t runtime_ns; /* latest `runtime` record: ns since startup */
-	int64_t delay_ns;   /* its `delay`: ns the experiments inserted (lever; else 0) */
+	int64_t delay_ns;   /* its `delay`: ns the experiments inserted (estimated if absent) */
 	bool has_shutdown;
 	uint64_t shutdown_ns;
 	int64_t shutdown_samples;

@@ -277,6 +277,35 @@ static void test_phase_correction(void **state)
  * real, 4000 of them delay: T = 10000 and the factor is 0.2 as above, where
  * the real 14000 would have given 1/7.
  */
+/*
+ * Coz's profiles do not record the delay: it is estimated from the run's
+ * experiments, selected samples x speedup x Coz's 1 ms period (lever's own
+ * period when its header gives one).
+ */
+static void test_inserted_delay_estimated(void **state)
+{
+	struct causal_profile p;
+	char *buf = NULL;
+	size_t len = 0;
+
+	append(&buf, &len, "startup\ttime=1\n");
+	exp_tp(&buf, &len, "a.c:1", 0, 1000000, 100, 50);
+	exp_tp(&buf, &len, "a.c:1", 50, 800000, 100, 40); /* 40 x 0.5 x 1 ms = 20 ms */
+	exp_tp(&buf, &len, "a.c:1", 25, 800000, 100, 8);  /* 8 x 0.25 x 1 ms = 2 ms */
+	append(&buf, &len, "runtime\ttime=100000000\n");
+	append(&buf, &len, "startup\ttime=2\tlever=1\tsampler=perf\tperiod=2000000\n");
+	exp_tp(&buf, &len, "a.c:1", 50, 800000, 100, 10); /* 10 x 0.5 x 2 ms = 10 ms */
+	append(&buf, &len, "runtime\ttime=50000000\n");
+	load(&p, buf, len);
+	assert_int_equal(p.n_runs, 2);
+	assert_int_equal(p.runs[0].delay_ns, 22000000);
+	assert_int_equal(causal_run_effective_runtime(&p.runs[0]), 78000000);
+	assert_int_equal(p.runs[1].delay_ns, 10000000);
+	assert_int_equal(causal_run_effective_runtime(&p.runs[1]), 40000000);
+	causal_profile_free(&p);
+	free(buf);
+}
+
 static void test_phase_correction_without_inserted_delay(void **state)
 {
 	struct causal_profile p;
@@ -819,6 +848,7 @@ int main(void)
 	    cmocka_unit_test(test_phase_correction),
 	    cmocka_unit_test(test_phase_correction_needs_records),
 	    cmocka_unit_test(test_phase_correction_without_inserted_delay),
+	    cmocka_unit_test(test_inserted_delay_estimated),
 	    cmocka_unit_test(test_littles_law_weighting),
 	    cmocka_unit_test(test_bootstrap_deterministic),
 	    cmocka_unit_test(test_contention_flag),
