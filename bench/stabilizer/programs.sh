@@ -159,9 +159,6 @@ zstd_make() {
 build_zstd() { zstd_make "$2"; }
 link_zstd() { zstd_make "$2"; }
 
-# Compiled by clang through lever cc (LEVER_CC=clang, its stack pad plugin):
-# GCC 12 with lever's stack pad plugin stops with an internal compiler error
-# on the amalgamation (in assign_temp, expanding jsonGrow to RTL).
 binaries_sqlite3() { printf '%s\n' speedtest1 sqlite3; }
 build_sqlite3() {
 	programs_touch_generated
@@ -270,7 +267,6 @@ programs_build() {
 	mkdir -p "$(dirname "$dest")"
 	(
 		export PATH=$lever/bin:$PATH MAKEFLAGS=-j${LEVER_PROGRAMS_JOBS:-2}
-		[ "$name" = sqlite3 ] && export LEVER_CC=clang
 		unset LEVER_CC_RANDOMIZE_LINK CFLAGS CPPFLAGS LDFLAGS
 		[ -n "$variant_seed" ] && export LEVER_CC_RANDOMIZE_LINK=$variant_seed
 		if [ -n "$variant_seed" ] && [ -f "$base/.lever-built" ]; then
