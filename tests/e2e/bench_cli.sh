@@ -10,28 +10,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 fails=0
+. "$(dirname "${BASH_SOURCE[0]}")/lib/expect.sh"
 py=/usr/bin/python3
 
-# expect STATUS PATTERN CMD... : exit status and a pattern in stdout+stderr
-expect() {
-	local want=$1 pattern=$2 got
-	shift 2
-	"$@" >"$tmp/out" 2>&1
-	got=$?
-	if [ "$got" != "$want" ] || ! grep -qE -- "$pattern" "$tmp/out"; then
-		echo "FAIL: $* -> exit $got (want $want), output:"
-		sed 's/^/    /' "$tmp/out" | head -20
-		echo "    (expected /$pattern/)"
-		fails=$((fails + 1))
-	else
-		echo "ok: $* -> $got"
-	fi
-}
-check() { # check DESCRIPTION COMMAND...
-	local what=$1
-	shift
-	if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fails=$((fails + 1)); fi
-}
 
 fast=(--min-time 0)
 expect 0 'usage: lever bench' "$lever" bench --help

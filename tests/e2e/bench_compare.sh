@@ -12,28 +12,10 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 fails=0
+. "$(dirname "${BASH_SOURCE[0]}")/lib/expect.sh"
 py=/usr/bin/python3
 data=$src/bench/stats/stabilizer-asplos13
 
-expect() {
-	local want=$1 pattern=$2 got
-	shift 2
-	"$@" >"$tmp/out" 2>&1
-	got=$?
-	if [ "$got" != "$want" ] || ! grep -qE -- "$pattern" "$tmp/out"; then
-		echo "FAIL: $* -> exit $got (want $want), output:"
-		sed 's/^/    /' "$tmp/out" | head -30
-		echo "    (expected /$pattern/)"
-		fails=$((fails + 1))
-	else
-		echo "ok: $* -> $got"
-	fi
-}
-check() {
-	local what=$1
-	shift
-	if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fails=$((fails + 1)); fi
-}
 
 expect 0 'usage: lever compare' "$lever" compare --help
 expect 0 'usage: lever stats' "$lever" stats --help

@@ -7,22 +7,8 @@ lever=$build/bin/lever
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
+. "$(dirname "${BASH_SOURCE[0]}")/lib/expect.sh"
 
-# expect STATUS PATTERN CMD... : exit status and a pattern in stdout+stderr
-expect() {
-	local want=$1 pattern=$2 got
-	shift 2
-	"$@" >"$tmp/out" 2>&1
-	got=$?
-	if [ "$got" != "$want" ] || ! grep -qE -- "$pattern" "$tmp/out"; then
-		echo "FAIL: $* -> exit $got (want $want), output:"
-		sed 's/^/    /' "$tmp/out" | head -20
-		echo "    (expected /$pattern/)"
-		fails=$((fails + 1))
-	else
-		echo "ok: $* -> $got"
-	fi
-}
 
 expect 0 '^lever [0-9]+\.[0-9]+' "$lever" --version
 expect 0 'causal' "$lever" --help
