@@ -350,8 +350,9 @@ def tables(data):
               "recomputed"):
         if meta.get(k):
             out.append("- %s: %s" % (k, meta[k]))
-    out.append("- the machine is shared with other engineers' builds and tests: figures were taken "
-               "on a loaded machine, and the 2 vCPUs share one physical core")
+    out.append("- the 2 vCPUs share one physical core; the load average and CPU pressure at the "
+               "start and end of each program are given with its table (other work on the "
+               "machine shows there, see README.md)")
     out.append("")
     out.append("## Commands")
     out.append("")
