@@ -81,6 +81,7 @@ struct causal_run {
 	bool has_runtime;
 	int64_t runtime_ns; /* latest `runtime` record: ns since startup */
 	int64_t delay_ns;   /* its `delay`: ns the experiments inserted (estimated if absent) */
+	double estimated_delay_ns; /* the estimate so far: selected samples x speedup x period */
 	bool has_shutdown;
 	uint64_t shutdown_ns;
 	int64_t shutdown_samples;

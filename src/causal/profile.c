@@ -492,6 +492,27 @@ static void read_lever_header(struct reader *rd, const struct record *rec)
 	rd->p->stats.records++;
 }
 
+/* Coz 0.2.2's sampling period (its SamplePeriod; its profiles do not say). */
+#define COZ_SAMPLE_PERIOD_NS 1000000.0
+
+/*
+ * The delay an experiment inserted, for profiles that do not record it
+ * (Coz's, lever's before the `delay` field): each sample of the selected line
+ * made the other threads wait speedup x period. Summed per run as the
+ * experiments are read; without it the run's runtime includes the pauses and
+ * the phase correction's s / T comes out too small (0.85 on bench/causal's
+ * critical_path under Coz).
+ */
+static double estimated_delay(const struct causal_run *run, const struct causal_experiment *e)
+{
+	double period =
+	    run->has_lever_header && run->period_ns ? (double)run->period_ns : COZ_SAMPLE_PERIOD_NS;
+
+	if (e->selected_samples > 0 && e->speedup > 0)
+		return (double)e->selected_samples * e->speedup * period;
+	return 0;
+}
+
 static void read_experiment(struct reader *rd, const struct record *rec)
 {
 	struct causal_profile *p = rd->p;
@@ -536,6 +557,7 @@ static void read_experiment(struct reader *rd, const struct record *rec)
 	rd->experiment = p->n_experiments;
 	p->experiments[p->n_experiments++] = e;
 	run->n_experiments++;
+	run->estimated_delay_ns += estimated_delay(run, &e);
 	p->stats.records++;
 	return;
 bad:
@@ -577,32 +599,6 @@ static void read_latency(struct reader *rd, const struct record *rec)
 		add_delta(rd, e, &d);
 }
 
-/* Coz 0.2.2's sampling period (its SamplePeriod; its profiles do not say). */
-#define COZ_SAMPLE_PERIOD_NS 1000000.0
-
-/*
- * The delay a run's experiments so far inserted, for profiles that do not
- * record it (Coz's, lever's before the `delay` field): each sample of the
- * selected line during an experiment made the other threads wait speedup x
- * period. Without it the run's runtime includes the pauses and the phase
- * correction's s / T comes out too small (0.85 on bench/causal's
- * critical_path under Coz).
- */
-static int64_t estimated_delay(const struct causal_profile *p, const struct causal_run *run)
-{
-	double period =
-	    run->has_lever_header && run->period_ns ? (double)run->period_ns : COZ_SAMPLE_PERIOD_NS;
-	double d = 0;
-
-	for (size_t i = 0; i < run->n_experiments; i++) {
-		const struct causal_experiment *e = &p->experiments[run->first_experiment + i];
-
-		if (e->selected_samples > 0 && e->speedup > 0)
-			d += (double)e->selected_samples * e->speedup * period;
-	}
-	return d < 9.2e18 ? (int64_t)d : INT64_MAX;
-}
-
 static void read_runtime(struct reader *rd, const struct record *rec)
 {
 	struct causal_run *run;
@@ -620,7 +616,10 @@ static void read_runtime(struct reader *rd, const struct record *rec)
 		return;
 	run->has_runtime = true;
 	run->runtime_ns = t; /* cumulative: the latest wins */
-	run->delay_ns = find_field(rec, "delay") ? delay : estimated_delay(rd->p, run);
+	if (!find_field(rec, "delay"))
+		delay =
+		    run->estimated_delay_ns < 9.2e18 ? (int64_t)run->estimated_delay_ns : INT64_MAX;
+	run->delay_ns = delay;
 	rd->p->stats.records++;
 }
 
