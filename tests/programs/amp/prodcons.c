@@ -14,8 +14,10 @@
  * dissertation's convention: the inter-arrival time shortened by 25%).
  * "sleep" work waits (a request arriving from the network; a service that
  * waits on I/O) so that the result does not depend on the number of cores;
- * "spin" work computes (a fixed, calibrated number of loop iterations) so that
- * the profiler can sample it and speed it up.
+ * "spin" work computes for the given thread CPU time so that the profiler can
+ * sample it and speed it up. CPU time, not a calibrated iteration count: the
+ * two vCPUs of our machines run the same loop at rates 1.7x apart, and a
+ * thread that migrates between them would change the work's length.
  *
  * --no-arrival leaves the arrival point out; --shared has the producers also
  * run each task's work themselves (in the consumers' code) before adding it:
@@ -50,7 +52,6 @@ static unsigned tasks_per_producer = 200;
 static double work_ns = 2e6, produce_scale = 1.0, consume_scale = 1.0;
 static int produce_spins, consume_spins; /* 0: sleep */
 static int no_arrival, shared_work;
-static double spins_per_ns;
 static volatile unsigned long sink;
 
 static unsigned long now_ns(void)
@@ -69,10 +70,26 @@ static void wait_ns(double ns)
 		clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
 }
 
-static void spin(unsigned long n)
+/* Computing chunks between two reads of the thread's CPU clock (a system
+ * call, ~1.5 us here): ~50 us of work, so that the clock reads stay a few
+ * percent of the work and a task overshoots its time by less than 1%. */
+#define CHUNK 131072
+
+static unsigned long thread_cpu_ns(void)
 {
-	for (unsigned long i = 0; i < n; i++)
-		sink += i; /* LINE:spin */
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (unsigned long)ts.tv_sec * 1000000000UL + (unsigned long)ts.tv_nsec;
+}
+
+static void spin(double ns)
+{
+	unsigned long end = thread_cpu_ns() + (unsigned long)ns;
+
+	while (thread_cpu_ns() < end)
+		for (unsigned i = 0; i < CHUNK; i++)
+			sink += i; /* LINE:spin */
 }
 
 static void run_task(struct task *t);
@@ -86,7 +103,7 @@ static void produce(void)
 		return;
 	}
 	if (produce_spins)
-		spin((unsigned long)(ns * spins_per_ns));
+		spin(ns);
 	else
 		wait_ns(ns);
 }
@@ -96,11 +113,13 @@ static void run_task(struct task *t)
 	double ns = work_ns * consume_scale;
 
 	if (consume_spins) {
-		unsigned long n = (unsigned long)(ns * spins_per_ns);
+		struct timespec now;
+		unsigned long end = thread_cpu_ns() + (unsigned long)ns;
 
-		/* one line, so that a line speedup covers all of the task's work */
+		/* one line, so that a line speedup covers all of the task's work
+		 * (the clock read included: it is written out, not called) */
 		/* clang-format off */
-		while (n--) sink += n; /* LINE:run */
+		while (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now), (unsigned long)now.tv_sec * 1000000000UL + (unsigned long)now.tv_nsec < end) for (unsigned i = 0; i < CHUNK; i++) sink += i; /* LINE:run */
 		/* clang-format on */
 	} else {
 		wait_ns(ns);
@@ -162,22 +181,6 @@ static void *consumer(void *arg)
 	}
 }
 
-/* Loop iterations per ns of this machine, for spin work (best of 5 tries). */
-static void calibrate(void)
-{
-	double best = 0;
-
-	for (int k = 0; k < 5; k++) {
-		unsigned long t0 = now_ns(), n = 2000000;
-
-		spin(n);
-		double rate = (double)n / (double)(now_ns() - t0);
-		if (rate > best)
-			best = rate;
-	}
-	spins_per_ns = best;
-}
-
 static int usage(void)
 {
 	fprintf(stderr,
@@ -224,8 +227,6 @@ int main(int argc, char **argv)
 	if (!producers || producers > 64 || !consumers || consumers > 64 || work_ns < 0 ||
 	    produce_scale < 0 || consume_scale < 0)
 		return usage();
-	if (produce_spins || consume_spins)
-		calibrate();
 	queue.producers_left = producers;
 	t0 = now_ns();
 	for (unsigned i = 0; i < consumers; i++)
