@@ -46,6 +46,14 @@ BUILD_DIR is lever's build directory (default: build).
                        1..K, used in turn (default 3)
   --interval DUR       re-randomization interval of lever stabilize (default
                        50ms: bench runs take 1-2 s, so 20-40 periods a run)
+  --overhead-interval DUR
+                       the interval of the overhead part (default 500ms:
+                       the runtime's default and the paper's; its cost per
+                       period is fixed, so its share is ~1/interval)
+  --cpus LIST          run every timed run under taskset -c LIST (the
+                       runtime's threads included): no migrations, and on a
+                       VM whose vCPUs' speeds differ and change (here by up
+                       to 1.4x, one then the other) every run shares one
   --size SIZE          workload size of programs_run: bench (default) or ci
   --work DIR           where programs are fetched and built (default
                        /tmp/lever-stabilizer-bench)
@@ -65,6 +73,8 @@ suite_runs=
 overhead_runs=5
 link_seeds=3
 interval=50ms
+overhead_interval=500ms
+cpus=
 size=bench
 work=/tmp/lever-stabilizer-bench
 out=$top/bench/results/stabilizer.md
@@ -89,6 +99,8 @@ while [ $# -gt 0 ]; do
 	--overhead-runs) overhead_runs=$2 && shift ;;
 	--link-seeds) link_seeds=$2 && shift ;;
 	--interval) interval=$2 && shift ;;
+	--overhead-interval) overhead_interval=$2 && shift ;;
+	--cpus) cpus=$2 && shift ;;
 	--size) size=$2 && shift ;;
 	--work) work=$2 && shift ;;
 	--out) out=$2 && shift ;;
@@ -203,8 +215,9 @@ build_programs() {
 # counters are wanted (LEVER_BENCH_PERF: the file to append them to).
 launcher() { # options seed
 	local words=
+	[ -n "$cpus" ] && words="taskset -c $cpus"
 	if [ -n "${LEVER_BENCH_PERF:-}" ]; then
-		words="perf stat -x, --append -o $LEVER_BENCH_PERF -e task-clock,page-faults,context-switches --"
+		words="$words perf stat -x, --append -o $LEVER_BENCH_PERF -e task-clock,page-faults,context-switches --"
 	fi
 	[ -n "$1" ] && words="$words $lever stabilize $1 --seed=$2 --"
 	printf '%s\n' "$words"
@@ -287,8 +300,8 @@ run_table1() {
 overhead_configs=(heap code stack all)
 overhead_opts() {
 	case $1 in
-	all) echo "$rerand" ;;
-	*) echo "--$1 $rerand" ;;
+	all) echo "--interval=$overhead_interval" ;;
+	*) echo "--$1 --interval=$overhead_interval" ;;
 	esac
 }
 
@@ -396,6 +409,8 @@ machine() {
 		"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')" \
 		"$(grep -m1 MemTotal /proc/meminfo | awk '{ printf "%.1f GiB RAM", $2 / 1048576 }')"
 	printf -- '- date: %s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')"
+	printf -- '- timed runs %s\n' \
+		"$([ -n "$cpus" ] && echo "pinned to CPU(s) $cpus (\`taskset -c $cpus\`), the runtime's threads too" || echo "not pinned")"
 	printf -- '- lever: %s (%s)\n' "$(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)" "$build"
 	printf -- '- programs.sh: %s (%s)\n' "$programs_sh" \
 		"$(git -C "$(dirname "$programs_sh")" log -1 --format=%h -- "$programs_sh" 2>/dev/null || echo 'not in git')"
@@ -413,8 +428,8 @@ write_report() {
 		echo "Figures were taken on a shared machine unless it was idle; re-run for an idle one."
 		echo
 		machine
-		printf -- '- re-randomization interval: %s (`lever stabilize --interval=%s`); build time %s s\n' \
-			"$interval" "$interval" "${build_seconds:-0}"
+		printf -- '- re-randomization interval: %s (`lever stabilize --interval=%s`), %s in the overhead part; build time %s s\n' \
+			"$interval" "$interval" "$overhead_interval" "${build_seconds:-0}"
 		if [ -s "$raw/output-differs" ]; then
 			printf -- '- **outputs differing from the first run of the program: %s runs** (%s; list in `output-differs`): a randomization changed what the program computes\n' \
 				"$(wc -l <"$raw/output-differs")" "$(awk '{ print $1 " " $2 }' "$raw/output-differs" | sort | uniq -c | awk '{ printf "%s%s %s x%s", NR > 1 ? ", " : "", $2, $3, $1 }')"
@@ -435,7 +450,7 @@ write_report() {
 			echo
 			echo "## Overhead per randomization (paper §5.2, Fig. 6)"
 			echo
-			echo "time(config) / mean(time(link)) per program, where link = the link-randomized builds (seeds 1..$link_seeds, used in turn) run bare, and each configuration runs the same builds under \`lever stabilize\` re-randomized every $interval: heap = \`--heap\`, code = \`--code\`, stack = \`--stack\`, all = all three. $overhead_runs runs per configuration, interleaved; no run dropped. ${overhead_seconds} s. Paper: median 6.7% (all), below 40% for every benchmark."
+			echo "time(config) / mean(time(link)) per program, where link = the link-randomized builds (seeds 1..$link_seeds, used in turn) run bare, and each configuration runs the same builds under \`lever stabilize\` re-randomized every $overhead_interval (\`--interval=$overhead_interval\`): heap = \`--heap\`, code = \`--code\`, stack = \`--stack\`, all = all three. $overhead_runs runs per configuration, interleaved; no run dropped. ${overhead_seconds} s. Paper: median 6.7% (all), below 40% for every benchmark."
 			echo
 			overhead_table
 			echo

@@ -13,6 +13,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 flags="-g -ffunction-sections -fno-omit-frame-pointer -fno-jump-tables -fcf-protection=none -Wl,--emit-relocs"
 fail=0
+# the decode cache of this test's binaries (later runs of a binary load it)
+export LEVER_STABILIZE_CACHE=$tmp/cache
 
 randomized() { # log seed program args...
 	local log=$1 seed=$2
@@ -83,6 +85,48 @@ for p in fnptr threads forked exceptions; do
 			"$(grep -vc '^#' "$tmp/$p.dual.log") copies"
 	fi
 done
+
+# The decode cache: the first run of a binary decodes and stores its
+# conclusions by build ID, the next loads the same ones; a damaged file is
+# decoded again and rewritten; "off" and a binary without a build ID decode
+# every time and store nothing.
+cache_run() { # dir name binary -> the start line without the area address
+	LEVER_STABILIZE_CACHE=$1 randomized "$tmp/cache.log" 9 "$3" >"$tmp/$2.out" 2>"$tmp/$2.err" ||
+		return 1
+	cmp -s "$tmp/$2.out" "$tmp/exceptions-gcc-O2.bare" || return 1
+	grep "relocatable (" "$tmp/$2.err" | sed 's/ area [0-9a-f]* / area /'
+}
+bin=$tmp/exceptions-gcc-O2
+cdir=$tmp/cache-check
+first=$(cache_run "$cdir" c1 "$bin") || first=
+cfile=$(ls "$cdir"/*.code 2>/dev/null || true)
+second=$(cache_run "$cdir" c2 "$bin") || second=
+if [[ $first != *"decoded now" || $second != *"decoded earlier (decode cache)" ]] ||
+	[ "${first%, decoded*}" != "${second%, decoded*}" ] || [ -z "$cfile" ] ||
+	[ "$(basename "$cfile")" != "$(readelf -n "$bin" | awk '/Build ID/ { print $3 }').code" ]; then
+	echo "FAIL decode cache: first '$first', second '$second', file '$cfile'"; fail=1
+else
+	size=$(stat -c %s "$cfile")
+	byte=$(od -An -tu1 -j $((size / 2)) -N1 "$cfile")
+	printf "\\x$(printf %02x $((byte ^ 255)))" |
+		dd of="$cfile" bs=1 seek=$((size / 2)) conv=notrunc status=none
+	third=$(cache_run "$cdir" c3 "$bin") || third=
+	fourth=$(cache_run "$cdir" c4 "$bin") || fourth=
+	off=$(cache_run off c5 "$bin") || off=
+	gcc -O2 $flags -Wl,--build-id=none "$progs/fnptr.c" -o "$tmp/no-build-id"
+	LEVER_STABILIZE_CACHE=$tmp/cache-none randomized "$tmp/cache.log" 9 "$tmp/no-build-id" \
+		>/dev/null 2>&1 || true
+	if [[ $third != *"decoded now" || $fourth != *"decoded earlier (decode cache)" ||
+		$off != *"decoded now" ]] || [ "${third%, decoded*}" != "${first%, decoded*}" ] ||
+		[ "$(ls "$cdir")" != "$(basename "$cfile")" ] || [ -e "$tmp/cache-none" ]; then
+		echo "FAIL decode cache: damaged '$third', then '$fourth', off '$off';" \
+			"files: $(ls "$cdir" "$tmp/cache-none" 2>&1 | tr '\n' ' ')"
+		fail=1
+	else
+		echo "ok decode cache: stored by build ID ($size bytes), loaded with the same" \
+			"conclusions, a damaged file decoded again and rewritten, off and no build ID decode"
+	fi
+fi
 
 # Where the code runs. Bare: in the text. Randomized: outside, moving.
 addr=$tmp/addresses-gcc-O2

@@ -86,6 +86,52 @@ static void test_seed_changes_placement(void **state)
 	assert_true(first[0] != first[1]);
 }
 
+/*
+ * A crowded area (random tries mostly miss): three holes of 10, 12 and 70
+ * granules, the last crossing a word boundary and ending at an area size
+ * that is not a multiple of 64. Placements of 10 granules land only where
+ * they fit, each of the 1 + 3 + 61 valid positions about equally often.
+ */
+static void test_crowded_placement_uniform(void **state)
+{
+	enum { TOTAL = 4000 };
+	static const size_t holes[][2] = {{100, 10}, {2000, 12}, {TOTAL - 70, 70}};
+	static int hits[TOTAL];
+	struct rng r;
+	int valid = 0;
+
+	memset(hits, 0, sizeof(hits));
+	rng_seed(&r, 5);
+	for (int i = 0; i < 6500; i++) {
+		long p;
+
+		memset(bitmap, 0xff, sizeof(bitmap));
+		for (size_t h = 0; h < ARRAY_SIZE(holes); h++)
+			code_bitmap_free(bitmap, holes[h][0], holes[h][1]);
+		p = code_bitmap_alloc_random(bitmap, TOTAL, 10, rng_next(&r));
+		assert_true(p >= 0);
+		hits[p]++;
+	}
+	for (size_t h = 0; h < ARRAY_SIZE(holes); h++)
+		for (size_t q = holes[h][0]; q + 10 <= holes[h][0] + holes[h][1]; q++) {
+			/* 6500 / 65 = 100 expected per position */
+			assert_in_range(hits[q], 50, 160);
+			valid++;
+			hits[q] = 0;
+		}
+	assert_int_equal(valid, 65);
+	for (size_t q = 0; q < TOTAL; q++)
+		assert_int_equal(hits[q], 0);
+	/* first fit takes the lowest hole that is large enough */
+	memset(bitmap, 0xff, sizeof(bitmap));
+	for (size_t h = 0; h < ARRAY_SIZE(holes); h++)
+		code_bitmap_free(bitmap, holes[h][0], holes[h][1]);
+	assert_int_equal(code_bitmap_alloc_first(bitmap, TOTAL, 11), 2000);
+	assert_int_equal(code_bitmap_alloc_first(bitmap, TOTAL, 11), TOTAL - 70);
+	assert_int_equal(code_bitmap_alloc_first(bitmap, TOTAL, 60), -1);
+	assert_int_equal(code_bitmap_alloc_random(bitmap, TOTAL, 60, 3), -1);
+}
+
 /* code_area_write reaches read-only executable memory (the W^X path). */
 static void test_write_read_only_code(void **state)
 {
@@ -109,6 +155,7 @@ int main(void)
 	    cmocka_unit_test(test_random_placement_no_overlap),
 	    cmocka_unit_test(test_random_placement_spread),
 	    cmocka_unit_test(test_seed_changes_placement),
+	    cmocka_unit_test(test_crowded_placement_uniform),
 	    cmocka_unit_test(test_write_read_only_code),
 	};
 

@@ -443,10 +443,11 @@ static void report_start(void)
 		return;
 	fd_printf(2,
 		  "lever stabilize: code: %zu functions, %zu relocatable (%llu bytes), area %lx "
-		  "(%lu KiB), code written through %s\n",
+		  "(%lu KiB), code written through %s, %s\n",
 		  img.n_funcs, img.relocatable, (unsigned long long)img.relocatable_bytes,
 		  (unsigned long)area.base, (unsigned long)(area.size >> 10),
-		  area.rw_alias ? "a read-write alias (dual mapping)" : "/proc/self/mem");
+		  area.rw_alias ? "a read-write alias (dual mapping)" : "/proc/self/mem",
+		  img.from_cache ? "decoded earlier (decode cache)" : "decoded now");
 	for (int why = SKIP_TOO_SMALL; why < SKIP_COUNT; why++)
 		if (img.skipped[why])
 			fd_printf(2, "lever stabilize: code: %zu kept in place: %s\n",

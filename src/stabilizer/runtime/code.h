@@ -51,6 +51,7 @@
 
 #define CODE_LOG_ENV   "LEVER_STABILIZE_CODE_LOG"   /* file: one line per copy made */
 #define CODE_DEBUG_ENV "LEVER_STABILIZE_CODE_DEBUG" /* set: why functions stay, GC rounds */
+#define CODE_CACHE_ENV "LEVER_STABILIZE_CACHE"      /* decode cache directory; "off" */
 
 #define CODE_GRANULE	   16	      /* copy alignment and allocation unit */
 #define CODE_ENTRY_JMP_LEN 6	      /* ff 25 rel32 */
@@ -134,6 +135,7 @@ struct code_image {
 	size_t relocatable;
 	uint64_t relocatable_bytes;
 	uint32_t max_size;
+	bool from_cache; /* the decoder's conclusions came from the decode cache */
 };
 
 /* code_image.c */
@@ -145,6 +147,14 @@ static inline const uint8_t *code_image_bytes(const struct code_image *img, uint
 {
 	return img->pristine + (addr - img->text_lo);
 }
+
+/*
+ * code_cache.c: the decoder's conclusions (skip reasons, fixups) on disk by
+ * build ID. load: true if img's funcs and fixups were filled from a valid
+ * cache file; store: writes them (after decoding), silently skipped on error.
+ */
+bool code_cache_load(struct code_image *img);
+void code_cache_store(const struct code_image *img);
 
 /* code_unwind.c */
 /*

@@ -38,48 +38,125 @@ static size_t page_round(size_t n)
 	return (n + PAGE - 1) & ~(PAGE - 1);
 }
 
-static bool bit_set(const uint64_t *b, size_t i)
+/*
+ * The bitmaps: bit i of word i / 64 set = granule i used. Every operation
+ * works a word at a time: a copy is placed on each first call of a function
+ * in a period (some 10,000 placements a second at a 50 ms interval), and a
+ * bit-by-bit search had the allocator take a third of a re-randomized
+ * sqlite3's time.
+ */
+
+/* Bits [first, first + n) of word w's range that lie in the word, as a mask. */
+static uint64_t word_mask(size_t w, size_t first, size_t end)
 {
-	return (b[i / 64] >> (i % 64)) & 1;
+	size_t lo = first > w * 64 ? first - w * 64 : 0;
+	size_t hi = end < (w + 1) * 64 ? end - w * 64 : 64;
+	uint64_t upto_hi = hi == 64 ? ~0ULL : (1ULL << hi) - 1;
+
+	return upto_hi & ~((1ULL << lo) - 1);
 }
 
 static bool range_free(const uint64_t *b, size_t first, size_t n)
 {
-	for (size_t i = first; i < first + n; i++)
-		if (bit_set(b, i))
+	size_t end = first + n;
+
+	for (size_t w = first / 64; w * 64 < end; w++)
+		if (b[w] & word_mask(w, first, end))
 			return false;
 	return true;
 }
 
 static void range_mark(uint64_t *b, size_t first, size_t n, bool used)
 {
-	for (size_t i = first; i < first + n; i++) {
+	size_t end = first + n;
+
+	for (size_t w = first / 64; w * 64 < end; w++) {
 		if (used)
-			b[i / 64] |= 1ULL << (i % 64);
+			b[w] |= word_mask(w, first, end);
 		else
-			b[i / 64] &= ~(1ULL << (i % 64));
+			b[w] &= ~word_mask(w, first, end);
 	}
+}
+
+/* The first granule at or after from (and before limit) whose bit is want; limit if none. */
+static size_t next_bit(const uint64_t *b, size_t from, size_t limit, bool want)
+{
+	for (size_t w = from / 64; w * 64 < limit; w++) {
+		uint64_t bits = want ? b[w] : ~b[w];
+
+		bits &= word_mask(w, from, limit);
+		if (bits) {
+			size_t i = w * 64 + (size_t)__builtin_ctzll(bits);
+
+			return i < limit ? i : limit;
+		}
+	}
+	return limit;
 }
 
 long code_bitmap_alloc_first(uint64_t *bitmap, size_t total, size_t n)
 {
-	for (size_t i = 0; n <= total && i + n <= total; i++) {
-		if (bit_set(bitmap, i))
-			continue;
-		if (range_free(bitmap, i, n)) {
-			range_mark(bitmap, i, n, true);
-			return (long)i;
+	size_t pos = 0, end;
+
+	if (n == 0 || n > total)
+		return -1;
+	while ((pos = next_bit(bitmap, pos, total, false)) + n <= total) {
+		end = next_bit(bitmap, pos, pos + n, true);
+		if (end == pos + n) {
+			range_mark(bitmap, pos, n, true);
+			return (long)pos;
 		}
+		pos = end;
 	}
 	return -1;
 }
 
 /*
- * Uniform placement: a few random tries, then first fit from a random point
- * (so a crowded area still gives an address that depends on the seed).
+ * Calls fn for each free run [pos, end) of at least n granules; stops when fn
+ * returns true.
+ */
+static bool each_free_run(const uint64_t *b, size_t total, size_t n,
+			  bool (*fn)(size_t pos, size_t end, size_t n, void *ctx), void *ctx)
+{
+	size_t pos = 0, end;
+
+	while ((pos = next_bit(b, pos, total, false)) < total) {
+		end = next_bit(b, pos, total, true);
+		if (end - pos >= n && fn(pos, end, n, ctx))
+			return true;
+		pos = end;
+	}
+	return false;
+}
+
+struct pick {
+	uint64_t count; /* valid positions seen so far */
+	uint64_t want;	/* the index of the one to take; UINT64_MAX: just count */
+	size_t pos;
+};
+
+static bool pick_position(size_t pos, size_t end, size_t n, void *ctx)
+{
+	struct pick *p = ctx;
+	uint64_t here = end - pos - n + 1;
+
+	if (p->want != UINT64_MAX && p->want < p->count + here) {
+		p->pos = pos + (size_t)(p->want - p->count);
+		return true;
+	}
+	p->count += here;
+	return false;
+}
+
+/*
+ * Uniform placement over the positions where n granules are free: a few
+ * random tries (rejection sampling: an accepted try is uniform over them),
+ * then, in a crowded area, the same distribution exactly by counting the
+ * valid positions of every free run and taking the random-th one.
  */
 long code_bitmap_alloc_random(uint64_t *bitmap, size_t total, size_t n, uint64_t random)
 {
+	struct pick p = {0, UINT64_MAX, 0};
 	size_t span;
 
 	if (n == 0 || n > total)
@@ -95,15 +172,15 @@ long code_bitmap_alloc_random(uint64_t *bitmap, size_t total, size_t n, uint64_t
 			return (long)pos;
 		}
 	}
-	for (size_t k = 0, start = (size_t)(random % span); k < span; k++) {
-		size_t pos = (start + k) % span;
-
-		if (range_free(bitmap, pos, n)) {
-			range_mark(bitmap, pos, n, true);
-			return (long)pos;
-		}
-	}
-	return -1;
+	each_free_run(bitmap, total, n, pick_position, &p);
+	if (p.count == 0)
+		return -1;
+	p.want = random % p.count;
+	p.count = 0;
+	if (!each_free_run(bitmap, total, n, pick_position, &p))
+		return -1;
+	range_mark(bitmap, p.pos, n, true);
+	return (long)p.pos;
 }
 
 void code_bitmap_free(uint64_t *bitmap, size_t first, size_t n)

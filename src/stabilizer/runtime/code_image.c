@@ -550,11 +550,17 @@ static void prepare_entries(struct code_image *img)
 	}
 }
 
-static int decode_all(struct analysis *an, char *err, size_t err_size)
+/* Decodes every function (or takes the decode cache's conclusions). */
+static int decode_functions(struct analysis *an, char *err, size_t err_size)
 {
 	struct code_image *img = an->img;
-	enum code_skip *verdict = map_table(img->n_funcs * sizeof(*verdict));
+	enum code_skip *verdict;
 
+	if (code_cache_load(img)) {
+		img->from_cache = true;
+		return 0;
+	}
+	verdict = map_table(img->n_funcs * sizeof(*verdict));
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &an->cs) != CS_ERR_OK) {
 		fmt_buffer(err, err_size, "capstone cannot open an x86-64 decoder");
 		return -1;
@@ -571,11 +577,26 @@ static int decode_all(struct analysis *an, char *err, size_t err_size)
 	for (size_t i = 0; i < img->n_funcs; i++)
 		verdict[i] = img->funcs[i].skip == SKIP_NONE ? decode_function(an, &img->funcs[i])
 							     : img->funcs[i].skip;
+	for (size_t i = 0; i < img->n_funcs; i++)
+		if (img->funcs[i].skip == SKIP_NONE)
+			img->funcs[i].skip = verdict[i];
+	cs_free(an->insn, 1);
+	cs_close(&an->cs);
+	munmap(an->fields, an->cap_fields * sizeof(*an->fields));
+	munmap(verdict, img->n_funcs * sizeof(*verdict));
+	code_cache_store(img);
+	return 0;
+}
+
+static int decode_all(struct analysis *an, char *err, size_t err_size)
+{
+	struct code_image *img = an->img;
+
+	if (decode_functions(an, err, err_size) != 0)
+		return -1;
 	for (size_t i = 0; i < img->n_funcs; i++) {
 		struct code_function *f = &img->funcs[i];
 
-		if (f->skip == SKIP_NONE)
-			f->skip = verdict[i];
 		if (f->skip == SKIP_NONE && !code_unwind_prepare(img, f))
 			f->skip = SKIP_UNWIND;
 		img->skipped[f->skip]++;
@@ -586,10 +607,6 @@ static int decode_all(struct analysis *an, char *err, size_t err_size)
 				img->max_size = f->size;
 		}
 	}
-	cs_free(an->insn, 1);
-	cs_close(&an->cs);
-	munmap(an->fields, an->cap_fields * sizeof(*an->fields));
-	munmap(verdict, img->n_funcs * sizeof(*verdict));
 	return 0;
 }
 
