@@ -70,6 +70,22 @@ if ! grep -q ' registers_leaf$' "$tmp/registers.log"; then
 	echo "FAIL registers: registers_leaf was never moved"; fail=1
 fi
 
+# A thread that blocks every signal (as liblzma's do) keeps every old copy
+# alive: the area fills, re-randomization pauses, and a function first
+# called after that gets a copy at its fixed home instead of aborting.
+gcc -O2 $flags -pthread "$progs/blocked.c" -o "$tmp/blocked"
+"$tmp/blocked" >"$tmp/blocked.bare"
+if ! randomized "$tmp/blocked.log" 3 "$tmp/blocked" >"$tmp/blocked.rnd" 2>"$tmp/blocked.err" ||
+	! cmp -s "$tmp/blocked.bare" "$tmp/blocked.rnd" ||
+	! grep -q "the code area is full" "$tmp/blocked.err" ||
+	! grep -Eq " [1-9][0-9]* copies at home, [1-9][0-9]* re-randomizations skipped" \
+		"$tmp/blocked.err"; then
+	echo "FAIL blocked: a full code area"; cat "$tmp/blocked.err"; fail=1
+else
+	echo "ok blocked: same output with the area full ($(grep -o '[0-9]* copies at home' \
+		"$tmp/blocked.err"), $(grep -o '[0-9]* re-randomizations skipped' "$tmp/blocked.err"))"
+fi
+
 # The W^X fallback for kernels that refuse /proc/self/mem writes: a shared
 # mapping with a read-write alias (privatized in fork()ed children).
 for p in fnptr threads forked exceptions; do

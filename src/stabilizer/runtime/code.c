@@ -48,8 +48,10 @@ static bool started, debug;
 static unsigned gc_backoff, gc_skip; /* after failed stops: skip 2^k rounds */
 
 static struct {
-	uint64_t copies, freed, gc_rounds, gc_failed, placement_failed;
+	uint64_t copies, freed, gc_rounds, gc_failed, placement_failed, homed, frozen;
 } stats;
+/* A placement failed for want of space, and nothing was freed since. */
+static bool area_full;
 
 static void lock(sigset_t *old)
 {
@@ -147,46 +149,97 @@ static void log_copy(const struct code_function *f, uintptr_t addr)
 			  (unsigned long)addr, f->size, function_name(f));
 }
 
-/* A new copy of function index at a random address; NULL if out of space. */
-static struct code_copy *make_copy(size_t index)
+/*
+ * Fills c as the copy of function index at granule pos, its blob at eh_pos
+ * (-1: none): bytes, unwind info, gdb entry, log line. False if not written.
+ */
+static bool fill_copy(struct code_copy *c, size_t index, long pos, long eh_pos)
+{
+	const struct code_function *f = &img.funcs[index];
+
+	c->addr = area.copies_lo + (uintptr_t)pos * CODE_GRANULE;
+	if (!build_copy_bytes(f, c->addr, (size_t)c->granules * CODE_GRANULE) ||
+	    !code_area_write(&area, c->addr, scratch, (size_t)c->granules * CODE_GRANULE))
+		return false;
+	c->eh = eh_pos >= 0 ? area.eh_lo + (uintptr_t)eh_pos * CODE_GRANULE : 0;
+	if (c->eh && f->fde.fde)
+		code_unwind_register(f, (uint8_t *)c->eh, c->addr);
+	if (c->eh)
+		code_gdb_register((uint8_t *)c->eh + code_unwind_part(f), function_name(f),
+				  c->addr, f->size, (const uint8_t *)c->eh + CODE_OBJECT_SPACE,
+				  code_eh_len(f));
+	stats.copies++;
+	log_copy(f, c->addr);
+	return true;
+}
+
+static struct code_copy *new_copy(size_t index, size_t *blob)
 {
 	const struct code_function *f = &img.funcs[index];
 	struct code_copy *c = copy_get();
-	size_t blob = code_metadata_size(f, function_name(f));
+
+	if (!c)
+		return NULL;
+	*blob = code_metadata_size(f, function_name(f));
+	c->func = (uint32_t)index;
+	c->granules = (f->size + CODE_GRANULE - 1) / CODE_GRANULE;
+	c->eh = 0;
+	c->eh_granules = (uint32_t)((*blob + CODE_GRANULE - 1) / CODE_GRANULE);
+	return c;
+}
+
+/* A new copy of function index at a random address; NULL if out of space. */
+static struct code_copy *make_copy(size_t index)
+{
+	size_t blob;
+	struct code_copy *c = new_copy(index, &blob);
 	long pos, eh_pos = -1;
 
 	if (!c)
 		return NULL;
-	c->func = (uint32_t)index;
-	c->granules = (f->size + CODE_GRANULE - 1) / CODE_GRANULE;
-	c->eh = 0;
-	c->eh_granules = (uint32_t)((blob + CODE_GRANULE - 1) / CODE_GRANULE);
-	pos = code_bitmap_alloc_random(area.copy_bitmap, area.copies_granules, c->granules,
+	pos = code_bitmap_alloc_random(area.copy_bitmap, area.copies_random, c->granules,
 				       rng_next(&placement_rng));
 	if (pos >= 0 && blob)
-		eh_pos = code_bitmap_alloc_first(area.eh_bitmap, area.eh_granules, c->eh_granules);
-	if (pos < 0 || (blob && eh_pos < 0)) {
+		eh_pos = code_bitmap_alloc_first(area.eh_bitmap, area.eh_random, c->eh_granules);
+	if (pos < 0 || (blob && eh_pos < 0) || !fill_copy(c, index, pos, eh_pos)) {
+		if (blob && eh_pos >= 0)
+			code_bitmap_free(area.eh_bitmap, (size_t)eh_pos, c->eh_granules);
 		if (pos >= 0)
 			code_bitmap_free(area.copy_bitmap, (size_t)pos, c->granules);
+		c->eh = 0;
 		copy_put(c);
 		return NULL;
 	}
-	c->addr = area.copies_lo + (uintptr_t)pos * CODE_GRANULE;
-	if (!build_copy_bytes(f, c->addr, (size_t)c->granules * CODE_GRANULE) ||
-	    !code_area_write(&area, c->addr, scratch, (size_t)c->granules * CODE_GRANULE)) {
-		if (blob)
-			code_bitmap_free(area.eh_bitmap, (size_t)eh_pos, c->eh_granules);
-		code_bitmap_free(area.copy_bitmap, (size_t)pos, c->granules);
+	return c;
+}
+
+/*
+ * The function's copy at its home, made once and kept: the fallback when the
+ * random part is full and the function has no copy to stay in. Its place is
+ * fixed, so this part of the layout is no longer random; said once.
+ */
+static struct code_copy *home_copy(size_t index)
+{
+	struct code_function *f = &img.funcs[index];
+	size_t blob;
+	struct code_copy *c;
+
+	if (f->home)
+		return f->home;
+	c = new_copy(index, &blob);
+	if (!c)
+		return NULL;
+	if (!fill_copy(c, index, f->home_pos, blob ? (long)f->home_eh_pos : -1)) {
 		copy_put(c);
 		return NULL;
 	}
-	c->eh = area.eh_lo + (uintptr_t)eh_pos * CODE_GRANULE;
-	if (f->fde.fde)
-		code_unwind_register(f, (uint8_t *)c->eh, c->addr);
-	code_gdb_register((uint8_t *)c->eh + code_unwind_part(f), function_name(f), c->addr,
-			  f->size, (const uint8_t *)c->eh + CODE_OBJECT_SPACE, code_eh_len(f));
-	stats.copies++;
-	log_copy(f, c->addr);
+	if (stats.homed++ == 0)
+		fd_printf(2,
+			  "lever stabilize: code: the code area is full (%llu of %llu reclamation "
+			  "rounds could not stop every thread, so old copies stay); functions "
+			  "without a copy now go to fixed places\n",
+			  (unsigned long long)stats.gc_failed, (unsigned long long)stats.gc_rounds);
+	f->home = c;
 	return c;
 }
 
@@ -200,17 +253,23 @@ uintptr_t code_trap_resolve(uint64_t index)
 	if (!f->current || f->epoch != epoch) {
 		struct code_copy *c = make_copy(index);
 
+		if (!c) {
+			/* full: stay in the current copy, or go home if there is none */
+			stats.placement_failed++;
+			area_full = true;
+			if (!f->current)
+				c = home_copy(index);
+		}
 		if (c) {
-			if (f->current) {
+			/* a home copy is never freed: it does not go to the defunct list */
+			if (f->current && f->current != f->home) {
 				f->current->next = defunct;
 				defunct = f->current;
 			}
 			f->current = c;
-		} else {
-			stats.placement_failed++;
 		}
 		if (!f->current) {
-			fd_printf(2, "lever stabilize: code area exhausted: cannot place %s\n",
+			fd_printf(2, "lever stabilize: code: cannot place %s (out of memory)\n",
 				  function_name(f));
 			abort();
 		}
@@ -271,6 +330,7 @@ static void reclaim(struct code_copy *scanned_head)
 		copy_release_space(c);
 		copy_put(c);
 		stats.freed++;
+		area_full = false;
 	}
 }
 
@@ -325,6 +385,13 @@ void code_randomizer_rerandomize(void)
 	if (!started)
 		return;
 	lock(&old);
+	if (area_full) {
+		/* moving functions now would only fail: wait for space */
+		stats.frozen++;
+		unlock(&old);
+		collect_garbage();
+		return;
+	}
 	epoch++;
 	for (size_t i = 0; i < img.n_funcs; i++)
 		if (img.funcs[i].skip == SKIP_NONE && img.funcs[i].current)
@@ -467,10 +534,12 @@ __attribute__((destructor)) static void report_end(void)
 		return;
 	fd_printf(2,
 		  "lever stabilize: code: %llu copies made, %llu freed, %llu reclamation rounds "
-		  "(%llu could not stop every thread), %llu placements failed\n",
+		  "(%llu could not stop every thread), %llu placements failed, %llu copies at "
+		  "home, %llu re-randomizations skipped (area full)\n",
 		  (unsigned long long)stats.copies, (unsigned long long)stats.freed,
 		  (unsigned long long)stats.gc_rounds, (unsigned long long)stats.gc_failed,
-		  (unsigned long long)stats.placement_failed);
+		  (unsigned long long)stats.placement_failed, (unsigned long long)stats.homed,
+		  (unsigned long long)stats.frozen);
 }
 
 /* This runtime must not be one of the functions it moves. */

@@ -109,9 +109,17 @@ struct code_function {
 	uint8_t skip;	     /* enum code_skip */
 	uint8_t prefix[16];  /* the original first bytes */
 	struct code_fde fde; /* fde.fde == NULL: none */
+	/*
+	 * The function's home: a fixed place for one copy of it (and of its
+	 * unwind blob), used only when the random part of the area is full
+	 * (old copies that cannot be freed: a thread blocks the stop signal).
+	 * Granule indexes past the random parts of the two arenas.
+	 */
+	uint32_t home_pos, home_eh_pos;
 	/* Under code_lock: */
 	uint64_t epoch; /* re-randomization period of the current copy */
 	struct code_copy *current;
+	struct code_copy *home; /* its copy at home once made; never freed */
 };
 
 struct code_image {
@@ -196,6 +204,9 @@ struct code_area {
 	uintptr_t stubs;     /* RX */
 	uintptr_t copies_lo; /* RX arena for copies */
 	size_t copies_granules;
+	/* The first granules of each arena are placed at random, the rest are
+	 * the functions' homes (code_function.home_pos, home_eh_pos). */
+	size_t copies_random, eh_random;
 	uint64_t *copy_bitmap, *eh_bitmap;
 	int mem_fd;  /* /proc/self/mem */
 	int mem_pid; /* the process that opened it */
@@ -209,7 +220,8 @@ struct code_area {
 	uintptr_t rx_lo;
 	size_t rx_size;
 };
-int code_area_create(struct code_area *a, const struct code_image *img, char *err, size_t err_size);
+/* Reserves the area; assigns every relocatable function its home places. */
+int code_area_create(struct code_area *a, struct code_image *img, char *err, size_t err_size);
 /* Writes len bytes at addr (any mapping, also read-only) via /proc/self/mem. */
 bool code_area_write(struct code_area *a, uintptr_t addr, const void *buf, size_t len);
 /* Random placement in [0, total) of n free granules; -1 if none. */

@@ -333,10 +333,32 @@ static uintptr_t reserve_near(const struct code_image *img, size_t size)
 	return 0;
 }
 
-int code_area_create(struct code_area *a, const struct code_image *img, char *err, size_t err_size)
+/*
+ * Homes: each relocatable function's fixed place for one copy and one unwind
+ * blob, one after the other past the random parts; returns the granules of
+ * both home parts.
+ */
+static void assign_homes(struct code_image *img, size_t copies_random, size_t eh_random,
+			 size_t *home, size_t *home_eh)
+{
+	*home = *home_eh = 0;
+	for (size_t i = 0; i < img->n_funcs; i++) {
+		struct code_function *f = &img->funcs[i];
+
+		if (f->skip != SKIP_NONE)
+			continue;
+		f->home_pos = (uint32_t)(copies_random + *home);
+		f->home_eh_pos = (uint32_t)(eh_random + *home_eh);
+		*home += (f->size + CODE_GRANULE - 1) / CODE_GRANULE;
+		*home_eh += (code_metadata_size(f, img->names + f->name_off) + CODE_GRANULE - 1) /
+			    CODE_GRANULE;
+	}
+}
+
+int code_area_create(struct code_area *a, struct code_image *img, char *err, size_t err_size)
 {
 	size_t slots_bytes = page_round((img->n_funcs + 1) * sizeof(uint64_t));
-	size_t eh_bytes = 64 * 1024, stubs_bytes, copies_bytes, rw_bytes;
+	size_t eh_bytes = 64 * 1024, stubs_bytes, copies_bytes, rw_bytes, home, home_eh;
 	uint64_t copies_want = 8 * (img->relocatable_bytes + CODE_GRANULE * img->relocatable);
 
 	for (size_t i = 0; i < img->n_funcs; i++)
@@ -349,8 +371,13 @@ int code_area_create(struct code_area *a, const struct code_image *img, char *er
 	copies_bytes = copies_want < MIN_COPY_AREA   ? MIN_COPY_AREA
 		       : copies_want > MAX_COPY_AREA ? MAX_COPY_AREA
 						     : page_round((size_t)copies_want);
-	rw_bytes = slots_bytes + eh_bytes;
 	memset(a, 0, sizeof(*a));
+	a->copies_random = copies_bytes / CODE_GRANULE;
+	a->eh_random = eh_bytes / CODE_GRANULE;
+	assign_homes(img, a->copies_random, a->eh_random, &home, &home_eh);
+	copies_bytes = page_round(copies_bytes + home * CODE_GRANULE);
+	eh_bytes = page_round(eh_bytes + home_eh * CODE_GRANULE);
+	rw_bytes = slots_bytes + eh_bytes;
 	a->mem_fd = -1;
 	a->size = rw_bytes + stubs_bytes + copies_bytes;
 	a->base = reserve_near(img, a->size);
