@@ -44,6 +44,14 @@ int loaded_objects_foreach(int (*fn)(const struct loaded_object *obj, void *ctx)
  */
 bool debug_file_find(const char *path, const char *debug_root, char *out, size_t out_size);
 
+struct Elf; /* libelf's */
+/*
+ * The NT_GNU_BUILD_ID of an open ELF file (from its note sections, else its
+ * PT_NOTE segments) into out; its length, 0 if it has none or it is longer
+ * than size.
+ */
+size_t elf_build_id(struct Elf *elf, unsigned char *out, size_t size);
+
 /* ---------- line tables ---------- */
 
 struct line_range {

@@ -58,24 +58,50 @@ static void elf_close(Elf *elf, int fd)
 	close(fd);
 }
 
-/* Looks for an NT_GNU_BUILD_ID note in a translated note buffer. */
-static void notes_scan(Elf_Data *data, struct elf_facts *f)
+/* The NT_GNU_BUILD_ID note of a translated note buffer into out; its length, 0 if none. */
+static size_t notes_scan(Elf_Data *data, unsigned char *out, size_t size)
 {
 	size_t off = 0, next, name_off, desc_off;
 	GElf_Nhdr nhdr;
 
-	while (data && f->build_id_len == 0 &&
-	       (next = gelf_getnote(data, off, &nhdr, &name_off, &desc_off)) > 0) {
+	while (data && (next = gelf_getnote(data, off, &nhdr, &name_off, &desc_off)) > 0) {
 		const char *name = (const char *)data->d_buf + name_off;
 
 		if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == 4 &&
-		    memcmp(name, "GNU", 4) == 0 && nhdr.n_descsz > 0 &&
-		    nhdr.n_descsz <= BUILD_ID_MAX) {
-			memcpy(f->build_id, (const char *)data->d_buf + desc_off, nhdr.n_descsz);
-			f->build_id_len = nhdr.n_descsz;
+		    memcmp(name, "GNU", 4) == 0 && nhdr.n_descsz > 0 && nhdr.n_descsz <= size) {
+			memcpy(out, (const char *)data->d_buf + desc_off, nhdr.n_descsz);
+			return nhdr.n_descsz;
 		}
 		off = next;
 	}
+	return 0;
+}
+
+size_t elf_build_id(Elf *elf, unsigned char *out, size_t size)
+{
+	Elf_Scn *scn = NULL;
+	size_t len = 0, nphdr;
+
+	while (len == 0 && (scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr shdr;
+
+		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_NOTE)
+			len = notes_scan(elf_getdata(scn, NULL), out, size);
+	}
+	/* No section headers (or no note section): the PT_NOTE segments. */
+	if (len == 0 && elf_getphdrnum(elf, &nphdr) == 0) {
+		for (size_t i = 0; i < nphdr && len == 0; i++) {
+			GElf_Phdr phdr;
+
+			if (!gelf_getphdr(elf, (int)i, &phdr) || phdr.p_type != PT_NOTE)
+				continue;
+			len = notes_scan(
+			    elf_getdata_rawchunk(elf, (int64_t)phdr.p_offset, phdr.p_filesz,
+						 phdr.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR),
+			    out, size);
+		}
+	}
+	return len;
 }
 
 static bool is_debug_section(const char *name)
@@ -88,7 +114,7 @@ static bool is_debug_section(const char *name)
 static bool elf_facts_read(const char *path, struct elf_facts *f)
 {
 	Elf_Scn *scn = NULL;
-	size_t shstrndx = 0, nphdr;
+	size_t shstrndx = 0;
 	int fd;
 	Elf *elf = elf_open(path, &fd);
 	GElf_Ehdr ehdr;
@@ -105,10 +131,6 @@ static bool elf_facts_read(const char *path, struct elf_facts *f)
 		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS)
 			continue;
 		name = shstrndx ? elf_strptr(elf, shstrndx, shdr.sh_name) : NULL;
-		if (shdr.sh_type == SHT_NOTE) {
-			notes_scan(elf_getdata(scn, NULL), f);
-			continue;
-		}
 		if (!name)
 			continue;
 		if (shdr.sh_size > 0 && is_debug_section(name)) {
@@ -138,19 +160,7 @@ static bool elf_facts_read(const char *path, struct elf_facts *f)
 			f->has_link = strchr(f->link, '/') == NULL;
 		}
 	}
-	/* No section headers (or no note section): the PT_NOTE segments. */
-	if (f->build_id_len == 0 && elf_getphdrnum(elf, &nphdr) == 0) {
-		for (size_t i = 0; i < nphdr && f->build_id_len == 0; i++) {
-			GElf_Phdr phdr;
-
-			if (!gelf_getphdr(elf, (int)i, &phdr) || phdr.p_type != PT_NOTE)
-				continue;
-			notes_scan(
-			    elf_getdata_rawchunk(elf, (int64_t)phdr.p_offset, phdr.p_filesz,
-						 phdr.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR),
-			    f);
-		}
-	}
+	f->build_id_len = elf_build_id(elf, f->build_id, sizeof(f->build_id));
 	elf_close(elf, fd);
 	return true;
 }

@@ -165,8 +165,8 @@ static bool fill_copy(struct code_copy *c, size_t index, long pos, long eh_pos)
 	if (c->eh && f->fde.fde)
 		code_unwind_register(f, (uint8_t *)c->eh, c->addr);
 	if (c->eh)
-		code_gdb_register((uint8_t *)c->eh + code_unwind_part(f), function_name(f),
-				  c->addr, f->size, (const uint8_t *)c->eh + CODE_OBJECT_SPACE,
+		code_gdb_register((uint8_t *)c->eh + code_unwind_part(f), function_name(f), c->addr,
+				  f->size, (const uint8_t *)c->eh + CODE_OBJECT_SPACE,
 				  code_eh_len(f));
 	stats.copies++;
 	log_copy(f, c->addr);

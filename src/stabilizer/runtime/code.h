@@ -51,7 +51,7 @@
 
 #define CODE_LOG_ENV   "LEVER_STABILIZE_CODE_LOG"   /* file: one line per copy made */
 #define CODE_DEBUG_ENV "LEVER_STABILIZE_CODE_DEBUG" /* set: why functions stay, GC rounds */
-#define CODE_CACHE_ENV "LEVER_STABILIZE_CACHE"      /* decode cache directory; "off" */
+#define CODE_CACHE_ENV "LEVER_STABILIZE_CACHE"	    /* decode cache directory; "off" */
 
 #define CODE_GRANULE	   16	      /* copy alignment and allocation unit */
 #define CODE_ENTRY_JMP_LEN 6	      /* ff 25 rel32 */
@@ -161,8 +161,12 @@ static inline const uint8_t *code_image_bytes(const struct code_image *img, uint
  * build ID. load: true if img's funcs and fixups were filled from a valid
  * cache file; store: writes them (after decoding), silently skipped on error.
  */
-bool code_cache_load(struct code_image *img);
-void code_cache_store(const struct code_image *img);
+struct code_build_id {
+	unsigned char bytes[64];
+	size_t len; /* 0: none (no caching) */
+};
+bool code_cache_load(struct code_image *img, const struct code_build_id *id);
+void code_cache_store(const struct code_image *img, const struct code_build_id *id);
 
 /* code_unwind.c */
 /*

@@ -21,10 +21,8 @@
 #include "stabilizer/runtime/code.h"
 
 #include <capstone/capstone.h>
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -35,7 +33,6 @@
 
 #define CACHE_MAGIC   "LVRCODE1"
 #define CACHE_VERSION 1 /* bump when the decoder's conclusions may change */
-#define BUILD_ID_MAX  64
 
 struct cache_header {
 	char magic[8];
@@ -53,11 +50,6 @@ struct cache_function {
 	uint32_t skip;
 };
 
-struct build_id {
-	uint8_t bytes[BUILD_ID_MAX];
-	size_t len;
-};
-
 static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
 {
 	const uint8_t *b = p;
@@ -67,52 +59,16 @@ static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
-static bool note_build_id(const uint8_t *p, const uint8_t *end, struct build_id *id)
-{
-	while (p + sizeof(ElfW(Nhdr)) <= end) {
-		const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
-		const uint8_t *name = p + sizeof(*n);
-		const uint8_t *desc = name + ((n->n_namesz + 3) & ~3u);
-
-		if (desc + n->n_descsz > end)
-			return false;
-		if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && memcmp(name, "GNU", 4) == 0 &&
-		    n->n_descsz > 0 && n->n_descsz <= BUILD_ID_MAX) {
-			memcpy(id->bytes, desc, n->n_descsz);
-			id->len = n->n_descsz;
-			return true;
-		}
-		p = desc + ((n->n_descsz + 3) & ~3u);
-	}
-	return false;
-}
-
-/* The main program's build ID, from its loaded PT_NOTE segments. */
-static int main_build_id(struct dl_phdr_info *info, size_t size, void *ctx)
-{
-	struct build_id *id = ctx;
-
-	for (int i = 0; i < info->dlpi_phnum && !id->len; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
-
-		if (ph->p_type == PT_NOTE)
-			note_build_id(p, p + ph->p_memsz, id);
-	}
-	return 1;
-}
-
-/* The cache file's path for this program in buf; false if there is none. */
-static bool cache_path(char *buf, size_t size, char *dir, size_t dir_size)
+/* The cache file's path for the program with build ID id in buf; false if there is none. */
+static bool cache_path(const struct code_build_id *id, char *buf, size_t size, char *dir,
+		       size_t dir_size)
 {
 	const char *env = getenv(CODE_CACHE_ENV), *base;
-	struct build_id id = {.len = 0};
 	int n;
 
 	if (env && (!*env || strcmp(env, "off") == 0))
 		return false;
-	dl_iterate_phdr(main_build_id, &id);
-	if (!id.len)
+	if (!id->len)
 		return false;
 	if (env)
 		n = fmt_buffer(dir, dir_size, "%s", env);
@@ -125,8 +81,8 @@ static bool cache_path(char *buf, size_t size, char *dir, size_t dir_size)
 	if (n < 0 || (size_t)n >= dir_size)
 		return false;
 	n = fmt_buffer(buf, size, "%s/", dir);
-	for (size_t i = 0; i < id.len && n > 0 && (size_t)n + 3 < size; i++)
-		n += fmt_buffer(buf + n, size - (size_t)n, "%02x", id.bytes[i]);
+	for (size_t i = 0; i < id->len && n > 0 && (size_t)n + 3 < size; i++)
+		n += fmt_buffer(buf + n, size - (size_t)n, "%02x", id->bytes[i]);
 	if (n < 0 || (size_t)n + 6 >= size)
 		return false;
 	n += fmt_buffer(buf + n, size - (size_t)n, ".code");
@@ -209,7 +165,7 @@ static bool apply(struct code_image *img, const uint8_t *file, size_t size)
 	return true;
 }
 
-bool code_cache_load(struct code_image *img)
+bool code_cache_load(struct code_image *img, const struct code_build_id *id)
 {
 	char path[512], dir[400];
 	struct stat st;
@@ -217,7 +173,7 @@ bool code_cache_load(struct code_image *img)
 	bool ok;
 	int fd;
 
-	if (getenv(CODE_DEBUG_ENV) || !cache_path(path, sizeof(path), dir, sizeof(dir)))
+	if (getenv(CODE_DEBUG_ENV) || !cache_path(id, path, sizeof(path), dir, sizeof(dir)))
 		return false;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -251,7 +207,7 @@ static bool make_dirs(char *dir)
 	return stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-void code_cache_store(const struct code_image *img)
+void code_cache_store(const struct code_image *img, const struct code_build_id *id)
 {
 	char path[512], dir[400], tmp[560];
 	struct cache_header h;
@@ -259,7 +215,7 @@ void code_cache_store(const struct code_image *img)
 	bool ok;
 	int fd;
 
-	if (!cache_path(path, sizeof(path), dir, sizeof(dir)) || !make_dirs(dir))
+	if (!cache_path(id, path, sizeof(path), dir, sizeof(dir)) || !make_dirs(dir))
 		return;
 	fmt_buffer(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "base/base.h"
+#include "elf/elf.h"
 
 static const char *const skip_names[SKIP_COUNT] = {
     [SKIP_NONE] = "relocatable",
@@ -106,6 +107,7 @@ struct analysis {
 	uintptr_t *fields; /* PC-relative fields of the function being decoded */
 	size_t n_fields, cap_fields;
 	size_t cap_fixups;
+	struct code_build_id build_id; /* the decode cache's key */
 };
 
 static bool reloc_is_pcrel32(unsigned type)
@@ -556,7 +558,7 @@ static int decode_functions(struct analysis *an, char *err, size_t err_size)
 	struct code_image *img = an->img;
 	enum code_skip *verdict;
 
-	if (code_cache_load(img)) {
+	if (code_cache_load(img, &an->build_id)) {
 		img->from_cache = true;
 		return 0;
 	}
@@ -584,7 +586,7 @@ static int decode_functions(struct analysis *an, char *err, size_t err_size)
 	cs_close(&an->cs);
 	munmap(an->fields, an->cap_fields * sizeof(*an->fields));
 	munmap(verdict, img->n_funcs * sizeof(*verdict));
-	code_cache_store(img);
+	code_cache_store(img, &an->build_id);
 	return 0;
 }
 
@@ -678,6 +680,7 @@ int code_image_load(struct code_image *img, char *err, size_t err_size)
 		fmt_buffer(err, err_size, "the program is not a readable ELF file");
 		goto out;
 	}
+	an.build_id.len = elf_build_id(an.elf, an.build_id.bytes, sizeof(an.build_id.bytes));
 	symtab = find_sections(&an, shstrndx);
 	if (!symtab || an.text_index == 0) {
 		fmt_buffer(err, err_size, "the program has no symbol table (stripped?)");

@@ -13,6 +13,7 @@
 
 #define ROUNDS 200000
 
+/* clang-format off */
 #define MIX(k)                                                                                     \
 	x ^= x << 13;                                                                              \
 	x ^= x >> 7;                                                                               \
@@ -42,6 +43,7 @@ B16(40)
 B16(41)
 B16(42)
 B16(43)
+/* clang-format on */
 
 #define P4(n)  f##n##0, f##n##1, f##n##2, f##n##3
 #define P16(n) P4(n##0), P4(n##1), P4(n##2), P4(n##3)
@@ -78,7 +80,7 @@ int main(void)
 
 	pthread_create(&t, NULL, worker, NULL);
 	pthread_join(t, NULL);
-	printf("functions %zu, rounds %d, checksum %lx\n", sizeof(table) / sizeof(table[0]),
-	       ROUNDS, late(result));
+	printf("functions %zu, rounds %d, checksum %lx\n", sizeof(table) / sizeof(table[0]), ROUNDS,
+	       late(result));
 	return 0;
 }
