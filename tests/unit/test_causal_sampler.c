@@ -4,7 +4,8 @@
  * at a thread's exit, the task-clock time since its last sample gets the
  * virtual speedup of the line of that sample, as a fraction of a sample.
  * Linked against sampler.c and delays.c with the rest of the runtime
- * stubbed; the thread's CPU time is spun to a known amount, so the checks
+ * stubbed. The expected tails are bracketed by the thread's CPU clock read
+ * on both sides of the call, never by how long a spin took, so the checks
  * hold on a loaded machine.
  */
 #include <setjmp.h>
@@ -84,32 +85,106 @@ static void running_experiment(struct line_info *selected)
 	atomic_store(&rt.active, EXPERIMENT_RUNNING);
 }
 
-/* A thread-CPU-time timer (the timer sampler's clock) that never signals. */
+/*
+ * A thread-CPU-time timer armed by the runtime's own sampler_resume (which
+ * notes the thread's CPU time at arming). SIGEV_NONE: no signal reaches
+ * this test; the samples its signals would have been are set by hand.
+ */
 static void arm_timer(struct thread_state *t)
 {
 	struct sigevent sev = {.sigev_notify = SIGEV_NONE};
-	struct itimerspec its = {.it_interval = {0, PERIOD_NS}, .it_value = {0, PERIOD_NS}};
+	uint64_t before;
 
 	memset(t, 0, sizeof(*t));
 	t->perf_fd = -1;
 	t->batch_fd = -1;
 	t->epoch = 1;
 	assert_int_equal(timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &t->timer), 0);
-	assert_int_equal(timer_settime(t->timer, 0, &its, NULL), 0);
 	t->timer_armed = true;
+	before = thread_cpu_ns();
+	sampler_resume(t);
+	assert_in_range(t->timer_armed_cpu_ns, before, thread_cpu_ns());
+	assert_int_equal(t->timer_periods, 0);
 }
 
-/* 2.3 periods of CPU: the tail is ~0.3 of a period, worth ~0.3 * DELAY_NS. */
+/*
+ * Spins ns of CPU after the timer's samples covered `periods` periods and
+ * accounts the tail; the thread's CPU time is read on both sides of the
+ * call, so the expected tail is bracketed exactly however long the spin
+ * overshot. Returns the lowest expected tail.
+ */
+static uint64_t account_tail_after(struct thread_state *t, uint64_t ns, uint64_t periods,
+				   uint64_t *highest)
+{
+	uint64_t covered, before, after;
+
+	spin_cpu(ns);
+	t->timer_periods = periods;
+	covered = t->timer_armed_cpu_ns + periods * PERIOD_NS;
+	before = thread_cpu_ns();
+	samples_account_tail(t);
+	after = thread_cpu_ns();
+	*highest = after - covered;
+	return before - covered;
+}
+
+/* 2.3 periods of CPU, 2 of them sampled: the tail is ~0.3 of a period. */
 static void timer_tail_in_selected_line(void **state)
 {
 	struct thread_state t;
+	uint64_t lo, hi;
 
 	running_experiment(&selected_line);
 	arm_timer(&t);
 	t.last_line = &selected_line;
-	spin_cpu(2300000);
+	lo = account_tail_after(&t, 2300000, 2, &hi);
+	assert_in_range(t.local, lo * DELAY_NS / PERIOD_NS, hi * DELAY_NS / PERIOD_NS);
+	timer_delete(t.timer);
+}
+
+/*
+ * POSIX CPU timers expire at a scheduler tick: a thread can end with
+ * several periods past and no signal yet. All of them are its tail (the old
+ * timer_gettime reading said "1 ns left": a full period, whatever had run).
+ */
+static void timer_tail_before_the_tick(void **state)
+{
+	struct thread_state t;
+	uint64_t lo, hi;
+
+	running_experiment(&selected_line);
+	arm_timer(&t);
+	t.last_line = &selected_line;
+	lo = account_tail_after(&t, 2300000, 0, &hi);
+	assert_in_range(t.local, lo * DELAY_NS / PERIOD_NS, hi * DELAY_NS / PERIOD_NS);
+	assert_true(t.local >= 2300000 * DELAY_NS / PERIOD_NS);
+	timer_delete(t.timer);
+}
+
+/*
+ * A pause disarms the timer and resuming re-arms a full period, so what
+ * the samples covered starts again; a signal still pending from before the
+ * pause may then cover more than the thread ran since: no tail, not a
+ * wrapped one.
+ */
+static void timer_pause_resume_restarts_cover(void **state)
+{
+	struct thread_state t;
+	uint64_t armed;
+
+	running_experiment(&selected_line);
+	arm_timer(&t);
+	t.last_line = &selected_line;
+	spin_cpu(300000);
+	t.timer_periods = 7;
+	armed = t.timer_armed_cpu_ns;
+	sampler_pause(&t);
+	sampler_resume(&t);
+	assert_int_equal(t.timer_periods, 0);
+	assert_true(t.timer_armed_cpu_ns >= armed + 300000);
+	t.timer_periods = 1; /* delivered after the resume */
 	samples_account_tail(&t);
-	assert_in_range(t.local, DELAY_NS / 5, DELAY_NS * 3 / 5);
+	assert_int_equal(t.local, 0);
 	timer_delete(t.timer);
 }
 
@@ -133,11 +208,17 @@ static void tail_elsewhere_or_between_experiments(void **state)
 	timer_delete(t.timer);
 }
 
-/* The perf sampler's event: its count modulo the period. */
+/*
+ * The perf sampler's event: its count modulo the period. The event is
+ * stopped before the call, so its count is exact. (Its phase is not
+ * compared with the thread's CPU clock: interrupt time charged to the
+ * thread can put the two a few hundred microseconds apart.)
+ */
 static void perf_tail_in_selected_line(void **state)
 {
 	struct perf_event_attr attr = {0};
 	struct thread_state t = {0};
+	uint64_t count;
 
 	running_experiment(&selected_line);
 	attr.size = sizeof(attr);
@@ -154,8 +235,11 @@ static void perf_tail_in_selected_line(void **state)
 	ioctl(t.perf_fd, PERF_EVENT_IOC_ENABLE, 0);
 	spin_cpu(3300000);
 	ioctl(t.perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+	assert_int_equal(read(t.perf_fd, &count, sizeof(count)), sizeof(count));
 	samples_account_tail(&t);
-	assert_in_range(t.local, DELAY_NS / 5, DELAY_NS * 4 / 5);
+	assert_int_equal(t.local, count % PERIOD_NS * DELAY_NS / PERIOD_NS);
+	assert_true(t.local > 0);
+	assert_true(count >= 3000000); /* it counted the spin */
 	close(t.perf_fd);
 }
 
@@ -163,6 +247,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(timer_tail_in_selected_line),
+	    cmocka_unit_test(timer_tail_before_the_tick),
+	    cmocka_unit_test(timer_pause_resume_restarts_cover),
 	    cmocka_unit_test(tail_elsewhere_or_between_experiments),
 	    cmocka_unit_test(perf_tail_in_selected_line),
 	};

@@ -60,6 +60,8 @@ struct thread_state {
 	int batch_fd;  /* perf task-clock event that signals every batch */
 	timer_t timer; /* timer sampler */
 	bool timer_armed;
+	uint64_t timer_armed_cpu_ns;  /* thread CPU time when the timer was (re)armed */
+	uint64_t timer_periods;	      /* periods its samples stood for since then */
 	uintptr_t stack_lo, stack_hi; /* for the frame-pointer walk */
 	struct raw_sample tbuf[LEVER_TIMER_BUF];
 	unsigned tbuf_n;

@@ -115,6 +115,22 @@ static bool perf_start(struct thread_state *t)
 	return true;
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+/* The timer restarts a full period: what its samples covered starts again. */
+static void timer_note_armed(struct thread_state *t)
+{
+	t->timer_armed_cpu_ns = thread_cpu_ns();
+	t->timer_periods = 0;
+}
+
 static bool timer_start(struct thread_state *t)
 {
 	struct sigevent sev;
@@ -130,6 +146,7 @@ static bool timer_start(struct thread_state *t)
 	its.it_interval.tv_sec = (time_t)(rt.cfg.period_ns / NSEC_PER_SEC);
 	its.it_interval.tv_nsec = (long)(rt.cfg.period_ns % NSEC_PER_SEC);
 	its.it_value = its.it_interval;
+	timer_note_armed(t);
 	if (timer_settime(t->timer, 0, &its, NULL) != 0) {
 		timer_delete(t->timer);
 		return false;
@@ -188,6 +205,7 @@ void sampler_resume(struct thread_state *t)
 		its.it_interval.tv_sec = (time_t)(rt.cfg.period_ns / NSEC_PER_SEC);
 		its.it_interval.tv_nsec = (long)(rt.cfg.period_ns % NSEC_PER_SEC);
 		its.it_value = its.it_interval;
+		timer_note_armed(t);
 		timer_settime(t->timer, 0, &its, NULL);
 	}
 }
@@ -325,21 +343,28 @@ void samples_process(struct thread_state *t)
 	delays_catch_up(t);
 }
 
-/* Task-clock time since the thread's last sample (its period's elapsed part). */
+/*
+ * Task-clock time since the thread's last sample (its period's elapsed part).
+ * perf's count is exact. A POSIX CPU timer is not: it expires only at a
+ * scheduler tick (4 ms at HZ=250), so timer_gettime says "1 ns left" for up
+ * to a tick after its expiry, and a signal then stands for several periods.
+ * Its tail is the thread's CPU time since the timer was armed less the
+ * periods its delivered samples stood for.
+ */
 static uint64_t sampler_residual_ns(struct thread_state *t)
 {
-	uint64_t count;
-	struct itimerspec left;
-	uint64_t left_ns;
+	uint64_t count, covered, now;
 
 	if (t->perf_fd >= 0)
 		return read(t->perf_fd, &count, sizeof(count)) == sizeof(count)
 			   ? count % rt.cfg.period_ns
 			   : 0;
-	if (!t->timer_armed || timer_gettime(t->timer, &left) != 0)
+	if (!t->timer_armed)
 		return 0;
-	left_ns = (uint64_t)left.it_value.tv_sec * NSEC_PER_SEC + (uint64_t)left.it_value.tv_nsec;
-	return left_ns < rt.cfg.period_ns ? rt.cfg.period_ns - left_ns : 0;
+	now = thread_cpu_ns();
+	covered = t->timer_armed_cpu_ns + t->timer_periods * rt.cfg.period_ns;
+	/* a signal pending across a pause may cover more than the new arming */
+	return now > covered ? now - covered : 0;
 }
 
 /*
@@ -438,6 +463,8 @@ static void lever_signal_handler(int sig, siginfo_t *info, void *uctx)
 		return;
 	}
 	if (info->si_code == SI_TIMER) {
+		/* the periods are past either way: not part of the thread's tail */
+		t->timer_periods += 1 + (uint64_t)(info->si_overrun > 0 ? info->si_overrun : 0);
 		/* the buffer belongs to the interrupted bookkeeping: drop this tick */
 		if (t->busy) {
 			errno = saved_errno;
