@@ -315,6 +315,7 @@ void runtime_shutdown(void)
 
 	if (!atomic_load(&rt.enabled) || getpid() != rt.pid || atomic_exchange(&shutdown_done, 1))
 		return;
+	atomic_store(&rt.exiting_ns, time_monotonic_ns());
 	t = thread_self();
 	if (t) {
 		t->busy = 1;
@@ -359,6 +360,7 @@ static void fork_child(void)
 	rt.pid = getpid();
 	rt.start_ns = time_monotonic_ns();
 	atomic_store(&shutdown_done, 0);
+	atomic_store(&rt.exiting_ns, 0);
 	atomic_store(&rt.shutting_down, 0);
 	if (self) {
 		sampler_start(self);

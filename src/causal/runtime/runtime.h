@@ -136,6 +136,7 @@ struct runtime {
 	struct runtime_config cfg;
 	_Atomic int enabled; /* interposers do their work only when set */
 	_Atomic int shutting_down;
+	_Atomic uint64_t exiting_ns; /* CLOCK_MONOTONIC when the program began to exit, or 0 */
 	pid_t pid;
 
 	/* experiment state, written by the profiler thread */
