@@ -101,7 +101,7 @@ if [ ! -x "$lever" ] && [ ! -f "$runtime" ]; then
 	exit 1
 fi
 
-programs=(prodcons sigprof_handler fork_exec threads1000 exit_thread cxx_threads
+programs=(prodcons sigprof_handler fork_exec threads1000 exit_thread cxx_threads sleeps
 	rwlock_barrier_sem)
 [ -x "$progs/coz_compat" ] && programs+=(coz_compat)
 for sampler in perf timer; do

@@ -33,7 +33,10 @@
  * lever's handler interrupts these waits with EINTR. A program that installed
  * no handler for any signal that could have interrupted the call never sees
  * EINTR without lever, so then we wait again (with the remaining time for
- * sigtimedwait); otherwise EINTR is returned as usual.
+ * sigtimedwait); otherwise EINTR is returned as usual. The same holds for
+ * nanosleep, clock_nanosleep, usleep and sleep, which no SA_RESTART restarts:
+ * they sleep on for what is left (not blocking calls: a sleeping thread pays
+ * its pauses after it wakes, as Coz's).
  *
  * The stored action is read in signal context, so it is published with a
  * sequence lock; writers hold a spinlock with all signals blocked, so a
@@ -70,6 +73,8 @@ REAL(sigprocmask, "GLIBC_2.2.5")
 REAL(pthread_sigmask, "GLIBC_2.32")
 REAL(sigtimedwait, "GLIBC_2.2.5")
 REAL(sigsuspend, "GLIBC_2.2.5")
+REAL(nanosleep, "GLIBC_2.2.5")
+REAL(clock_nanosleep, "GLIBC_2.17")
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 REAL(siginterrupt, "GLIBC_2.2.5")
@@ -85,6 +90,8 @@ __attribute__((constructor)) static void interpose_signals_resolve(void)
 	(void)real_pthread_sigmask();
 	(void)real_sigtimedwait();
 	(void)real_sigsuspend();
+	(void)real_nanosleep();
+	(void)real_clock_nanosleep();
 	(void)real_siginterrupt();
 }
 
@@ -778,4 +785,104 @@ LEVER_EXPORT int sigsuspend(const sigset_t *mask)
 	delays_block_end(armed, false);
 	set_program_blocked(view);
 	return r;
+}
+
+/* ---- sleeping: lever's signals do not end the program's sleeps ---- */
+
+/*
+ * After a sleep ended with EINTR: was it lever's signal alone? Then the
+ * program, which would not have been interrupted bare, sleeps on. (A pause
+ * paid in lever's handler then adds to the sleep as it would to work; cut
+ * short, AMP's sleeping consumers finished their tasks early and the
+ * prediction read high.)
+ */
+static bool only_lever_interrupted(const void *ra)
+{
+	sigset_t current;
+
+	if (address_in_lever(ra) || !lever_owns_signal())
+		return false;
+	raw_sigprocmask(SIG_BLOCK, NULL, &current);
+	if (program_blocked)
+		sigaddset(&current, LEVER_SIGNAL);
+	return !program_may_have_been_interrupted(&current);
+}
+
+static int sleep_relative(const struct timespec *req, struct timespec *rem, const void *ra)
+{
+	__typeof__(&nanosleep) real = real_nanosleep();
+	struct timespec want, left = {0, 0};
+	int saved = errno;
+	int r;
+
+	req = LAUNDER(req);
+	if (!real || !req)
+		return real ? real(req, rem) : (int)syscall(SYS_nanosleep, req, rem);
+	want = *req;
+	for (;;) {
+		r = real(&want, &left);
+		if (r == 0 || errno != EINTR || !only_lever_interrupted(ra))
+			break;
+		want = left;
+		errno = saved;
+	}
+	if (r != 0 && errno == EINTR && rem)
+		*rem = left;
+	return r;
+}
+
+LEVER_EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
+{
+	return sleep_relative(req, rem, CALLER());
+}
+
+/* Returns the error number, as clock_nanosleep does; errno is left alone. */
+LEVER_EXPORT int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req,
+				 struct timespec *rem)
+{
+	__typeof__(&clock_nanosleep) real = real_clock_nanosleep();
+	const void *ra = CALLER();
+	struct timespec want, left = {0, 0};
+	int saved = errno;
+	int r;
+
+	req = LAUNDER(req);
+	if (!real)
+		return ENOSYS;
+	if (!req)
+		return real(clock, flags, req, rem);
+	want = *req;
+	for (;;) {
+		r = real(clock, flags, &want, &left);
+		if (r != EINTR || !only_lever_interrupted(ra))
+			break;
+		/* relative: what is left; absolute: the same deadline */
+		if (!(flags & TIMER_ABSTIME))
+			want = left;
+	}
+	if (r == EINTR && rem && !(flags & TIMER_ABSTIME))
+		*rem = left;
+	errno = saved;
+	return r;
+}
+
+/* glibc's usleep and sleep call nanosleep internally, past our interposer. */
+LEVER_EXPORT int usleep(useconds_t us)
+{
+	struct timespec ts = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
+
+	return sleep_relative(&ts, NULL, CALLER());
+}
+
+/* The seconds not slept, rounded to nearest, as glibc's sleep. */
+LEVER_EXPORT unsigned int sleep(unsigned int seconds)
+{
+	struct timespec ts = {(time_t)seconds, 0}, left = {0, 0};
+	int saved = errno;
+
+	if (sleep_relative(&ts, &left, CALLER()) == 0) {
+		errno = saved;
+		return 0;
+	}
+	return (unsigned int)left.tv_sec + (left.tv_nsec >= 500000000L);
 }
