@@ -874,7 +874,7 @@ LEVER_EXPORT int usleep(useconds_t us)
 	return sleep_relative(&ts, NULL, CALLER());
 }
 
-/* The seconds not slept, rounded to nearest, as glibc's sleep. */
+/* The whole seconds not slept, as glibc's sleep. */
 LEVER_EXPORT unsigned int sleep(unsigned int seconds)
 {
 	struct timespec ts = {(time_t)seconds, 0}, left = {0, 0};
@@ -884,5 +884,5 @@ LEVER_EXPORT unsigned int sleep(unsigned int seconds)
 		errno = saved;
 		return 0;
 	}
-	return (unsigned int)left.tv_sec + (left.tv_nsec >= 500000000L);
+	return (unsigned int)left.tv_sec;
 }
