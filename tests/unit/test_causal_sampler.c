@@ -108,38 +108,36 @@ static void arm_timer(struct thread_state *t)
 }
 
 /*
- * Spins ns of CPU after the timer's samples covered `periods` periods and
- * accounts the tail; the thread's CPU time is read on both sides of the
- * call, so the expected tail is bracketed exactly however long the spin
- * overshot. Returns the lowest expected tail.
+ * Runs an experiment on the selected line with the timer armed, spins ns of
+ * CPU of which the timer's samples covered `periods` periods, and accounts
+ * the tail. The thread's CPU time is read on both sides of the call, so the
+ * expected tail is bracketed exactly however long the spin overshot.
+ * Returns the delay the tail was worth.
  */
-static uint64_t account_tail_after(struct thread_state *t, uint64_t ns, uint64_t periods,
-				   uint64_t *highest)
+static uint64_t timer_tail_after(uint64_t ns, uint64_t periods)
 {
+	struct thread_state t;
 	uint64_t covered, before, after;
 
+	running_experiment(&selected_line);
+	arm_timer(&t);
+	t.last_line = &selected_line;
 	spin_cpu(ns);
-	t->timer_periods = periods;
-	covered = t->timer_armed_cpu_ns + periods * PERIOD_NS;
+	t.timer_periods = periods;
+	covered = t.timer_armed_cpu_ns + periods * PERIOD_NS;
 	before = thread_cpu_ns();
-	samples_account_tail(t);
+	samples_account_tail(&t);
 	after = thread_cpu_ns();
-	*highest = after - covered;
-	return before - covered;
+	assert_in_range(t.local, (before - covered) * DELAY_NS / PERIOD_NS,
+			(after - covered) * DELAY_NS / PERIOD_NS);
+	timer_delete(t.timer);
+	return t.local;
 }
 
 /* 2.3 periods of CPU, 2 of them sampled: the tail is ~0.3 of a period. */
 static void timer_tail_in_selected_line(void **state)
 {
-	struct thread_state t;
-	uint64_t lo, hi;
-
-	running_experiment(&selected_line);
-	arm_timer(&t);
-	t.last_line = &selected_line;
-	lo = account_tail_after(&t, 2300000, 2, &hi);
-	assert_in_range(t.local, lo * DELAY_NS / PERIOD_NS, hi * DELAY_NS / PERIOD_NS);
-	timer_delete(t.timer);
+	assert_true(timer_tail_after(2300000, 2) > 0);
 }
 
 /*
@@ -149,16 +147,7 @@ static void timer_tail_in_selected_line(void **state)
  */
 static void timer_tail_before_the_tick(void **state)
 {
-	struct thread_state t;
-	uint64_t lo, hi;
-
-	running_experiment(&selected_line);
-	arm_timer(&t);
-	t.last_line = &selected_line;
-	lo = account_tail_after(&t, 2300000, 0, &hi);
-	assert_in_range(t.local, lo * DELAY_NS / PERIOD_NS, hi * DELAY_NS / PERIOD_NS);
-	assert_true(t.local >= 2300000 * DELAY_NS / PERIOD_NS);
-	timer_delete(t.timer);
+	assert_true(timer_tail_after(2300000, 0) >= 2300000 * DELAY_NS / PERIOD_NS);
 }
 
 /*
