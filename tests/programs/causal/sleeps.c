@@ -118,6 +118,7 @@ static int own_signal_interrupts(void)
 		r = nanosleep(&want, &left);
 		want = left;
 	} while (r != 0 && errno == EINTR && !usr1_seen);
+	atomic_store(&in_long_sleep, 0);
 	return r != 0 && errno == EINTR && usr1_seen && left.tv_sec + left.tv_nsec > 0;
 }
 
@@ -128,8 +129,11 @@ static void *send_usr1(void *arg)
 
 	while (!atomic_load(&in_long_sleep))
 		nanosleep(&pause, NULL);
-	nanosleep(&pause, NULL);
-	pthread_kill(sleeper, SIGUSR1);
+	/* again until it woke: a first signal may land before the sleep began */
+	while (atomic_load(&in_long_sleep)) {
+		nanosleep(&pause, NULL);
+		pthread_kill(sleeper, SIGUSR1);
+	}
 	return NULL;
 }
 
