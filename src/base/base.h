@@ -53,6 +53,11 @@ uint64_t rng_below(struct rng *r, uint64_t n);
 /* Uniform double in [0, 1). */
 double rng_double(struct rng *r);
 
+/* --- hashing --- */
+#define FNV1A_INIT 0xcbf29ce484222325ULL
+/* FNV-1a of n bytes at p, continuing from h (FNV1A_INIT to start). */
+uint64_t fnv1a(uint64_t h, const void *p, size_t n);
+
 /* --- strings --- */
 /* Copy at most size-1 bytes and always terminate; returns strlen(src). */
 size_t str_copy(char *dst, const char *src, size_t size);

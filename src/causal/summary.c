@@ -393,9 +393,7 @@ static void resample_bucket(const struct causal_bucket *b, const struct entry *e
  * depend on which other lines the profile has). */
 static uint64_t mix_string(uint64_t h, const char *s)
 {
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return (h ^ 0xff) * 0x100000001b3ull;
+	return fnv1a(fnv1a(h, s, strlen(s)), "\xff", 1); /* 0xff ends the string */
 }
 
 /* Percentile interval of the finite values in v[0..n) (sorted in place). */
@@ -507,7 +505,7 @@ static int bootstrap_series(const struct causal_profile *p, struct causal_series
 	struct causal_bucket *tmp = malloc(nb * sizeof(*tmp));
 	size_t(*pool)[2] = malloc((s->experiments + 1) * sizeof(*pool));
 	struct rng r;
-	uint64_t h = 0xcbf29ce484222325ull ^ bs->seed;
+	uint64_t h = FNV1A_INIT ^ bs->seed;
 	int ret = -1;
 
 	if (!reps || !slopes || !xs || !ys || !tmp || !pool)

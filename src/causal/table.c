@@ -7,17 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base.h"
 #include "causal/table.h"
 
 static uint64_t hash_bytes(const char *s, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
+	return fnv1a(FNV1A_INIT, s, len);
 }
 
 static uint64_t hash_u64(uint64_t x)

@@ -38,6 +38,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/base.h"
+
 #define NO_ADDR		UINT64_MAX
 #define FILE_UNRESOLVED (-2)
 #define FILE_NONE	(-1)
@@ -149,12 +151,8 @@ static bool grow(void **p, size_t *cap, size_t need, size_t elem)
 
 static uint64_t hash_string(const char *s, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t h = fnv1a(FNV1A_INIT, s, len);
 
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ULL;
-	}
 	return h ^ (h >> 29);
 }
 

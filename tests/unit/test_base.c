@@ -80,6 +80,15 @@ static void file_line_specs(void **state)
 	assert_false(parse_file_line(":12", file, sizeof(file), &line));
 }
 
+/* The published FNV-1a 64-bit test vectors; chained calls hash the concatenation. */
+static void fnv1a_vectors(void **state)
+{
+	assert_int_equal(fnv1a(FNV1A_INIT, "", 0), 0xcbf29ce484222325ULL);
+	assert_int_equal(fnv1a(FNV1A_INIT, "a", 1), 0xaf63dc4c8601ec8cULL);
+	assert_int_equal(fnv1a(FNV1A_INIT, "foobar", 6), 0x85944171f73967e8ULL);
+	assert_int_equal(fnv1a(fnv1a(FNV1A_INIT, "foo", 3), "bar", 3), 0x85944171f73967e8ULL);
+}
+
 static void rng_is_uniform_enough(void **state)
 {
 	struct rng r;
@@ -103,6 +112,7 @@ int main(void)
 	    cmocka_unit_test(formats_like_printf), cmocka_unit_test(truncates_and_terminates),
 	    cmocka_unit_test(wildcard_patterns),   cmocka_unit_test(durations),
 	    cmocka_unit_test(file_line_specs),	   cmocka_unit_test(rng_is_uniform_enough),
+	    cmocka_unit_test(fnv1a_vectors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -50,15 +50,6 @@ struct cache_function {
 	uint32_t skip;
 };
 
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ULL;
-	return h;
-}
-
 /* The cache file's path for the program with build ID id in buf; false if there is none. */
 static bool cache_path(const struct code_build_id *id, char *buf, size_t size, char *dir,
 		       size_t dir_size)
@@ -140,7 +131,7 @@ static bool apply(struct code_image *img, const uint8_t *file, size_t size)
 	if (size != body + sizeof(hash))
 		return false;
 	memcpy(&hash, file + body, sizeof(hash));
-	if (hash != fnv1a(0xcbf29ce484222325ULL, file, body))
+	if (hash != fnv1a(FNV1A_INIT, file, body))
 		return false;
 	cf = (const struct cache_function *)(file + sizeof(h));
 	fixups = (const uint32_t *)(cf + h.n_funcs);
@@ -223,7 +214,7 @@ void code_cache_store(const struct code_image *img, const struct code_build_id *
 		return;
 	expected_header(img, &h);
 	h.n_fixups = img->n_fixups;
-	hash = fnv1a(0xcbf29ce484222325ULL, &h, sizeof(h));
+	hash = fnv1a(FNV1A_INIT, &h, sizeof(h));
 	ok = write_all(fd, &h, sizeof(h));
 	for (size_t i = 0; i < img->n_funcs && ok; i++) {
 		const struct code_function *f = &img->funcs[i];
