@@ -57,6 +57,12 @@ double rng_double(struct rng *r);
 #define FNV1A_INIT 0xcbf29ce484222325ULL
 /* FNV-1a of n bytes at p, continuing from h (FNV1A_INIT to start). */
 uint64_t fnv1a(uint64_t h, const void *p, size_t n);
+/*
+ * x with every input bit spread over every output bit (MurmurHash3's 64-bit
+ * finalizer), so that h & (size - 1) indexes a power-of-two hash table well
+ * even for keys that differ only in their high bits. A bijection; 0 maps to 0.
+ */
+uint64_t hash_u64(uint64_t x);
 
 /* --- strings --- */
 /* Copy at most size-1 bytes and always terminate; returns strlen(src). */

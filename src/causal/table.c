@@ -15,15 +15,6 @@ static uint64_t hash_bytes(const char *s, size_t len)
 	return fnv1a(FNV1A_INIT, s, len);
 }
 
-static uint64_t hash_u64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	return x ^ (x >> 33);
-}
-
 void string_table_init(struct string_table *t)
 {
 	memset(t, 0, sizeof(*t));

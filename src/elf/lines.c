@@ -156,15 +156,6 @@ static uint64_t hash_string(const char *s, size_t len)
 	return h ^ (h >> 29);
 }
 
-static uint64_t hash_u64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	return x ^ (x >> 33);
-}
-
 /* ---------- paths ---------- */
 
 /* True if an absolute path has no empty, "." or ".." component. */

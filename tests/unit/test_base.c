@@ -89,6 +89,26 @@ static void fnv1a_vectors(void **state)
 	assert_int_equal(fnv1a(fnv1a(FNV1A_INIT, "foo", 3), "bar", 3), 0x85944171f73967e8ULL);
 }
 
+/*
+ * MurmurHash3's fmix64, values from an independent Python implementation:
+ *   M = 2**64 - 1
+ *   def f(x):
+ *       x ^= x >> 33; x = x * 0xff51afd7ed558ccd & M
+ *       x ^= x >> 33; x = x * 0xc4ceb9fe1a85ec53 & M
+ *       return x ^ (x >> 33)
+ */
+static void hash_u64_vectors(void **state)
+{
+	(void)state;
+	assert_int_equal(hash_u64(0), 0);
+	assert_int_equal(hash_u64(1), 0xb456bcfc34c2cb2cULL);
+	assert_int_equal(hash_u64(2), 0x3abf2a20650683e7ULL);
+	assert_int_equal(hash_u64(UINT64_MAX), 0x64b5720b4b825f21ULL);
+	assert_int_equal(hash_u64(0x0123456789abcdefULL), 0x87cbfbfe89022ceaULL);
+	/* A (file id, line) key as the line tables build them. */
+	assert_int_equal(hash_u64((uint64_t)7 << 32 | 42), 0x02a8db5f9044a658ULL);
+}
+
 static void rng_is_uniform_enough(void **state)
 {
 	struct rng r;
@@ -112,7 +132,7 @@ int main(void)
 	    cmocka_unit_test(formats_like_printf), cmocka_unit_test(truncates_and_terminates),
 	    cmocka_unit_test(wildcard_patterns),   cmocka_unit_test(durations),
 	    cmocka_unit_test(file_line_specs),	   cmocka_unit_test(rng_is_uniform_enough),
-	    cmocka_unit_test(fnv1a_vectors),
+	    cmocka_unit_test(fnv1a_vectors),	   cmocka_unit_test(hash_u64_vectors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
