@@ -19,7 +19,8 @@ build: deps
 demo: build
 	@examples/demo.sh $(BUILD)
 
-# The whole suite: normal build, then the analysis code again under ASan+UBSan.
+# The whole suite: normal build, then the analysis code and the runtime unit
+# tests again under ASan+UBSan (test_* with label "runtime").
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	@$(MAKE) --no-print-directory test-asan
@@ -27,7 +28,7 @@ test: build
 test-asan: deps
 	@cmake -S . -B $(ASAN_BUILD) -DLEVER_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
-	@cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L analysis
+	@cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L 'analysis|runtime'
 
 # Browser checks (need chromium; not part of `make test`): a fresh lever profile
 # loaded into Coz's own viewer, screenshot in $(BUILD)/coz-viewer.png; and the
