@@ -35,7 +35,8 @@ profile_line() { # LINE SAMPLER -> prints "speedup program_speedup visits" rows
 		return 1
 	fi
 	rows=$(awk -f "$src/tests/e2e/lib/profile_speedups.awk" "$out" |
-		awk -v key="critical_path.c:$line" '$1 == key { $1 = ""; print substr($0, 2) }') || return 1
+		awk -v key="critical_path.c:$line" '$1 == key || substr($1, length($1) - length(key)) == "/" key {
+			$1 = ""; print substr($0, 2) }') || return 1
 	if [ -z "$rows" ]; then
 		echo "FAIL: no experiments on critical_path.c:$line in the profile ($sampler)" >&2
 		return 1
