@@ -5,7 +5,7 @@ PREFIX     ?= /usr/local
 JOBS       ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build demo test test-unit test-asan test-browser bench install clean format
+.PHONY: all deps build demo test test-unit test-asan test-browser bench bench-tables install clean format
 
 all: build
 
@@ -54,6 +54,11 @@ test-browser: build
 bench: build
 	@scripts/install-deps.sh --bench
 	@bench/run.sh $(BUILD)
+
+# The tables of bench/results/ rebuilt from their committed raw data (no
+# benchmark is re-run); ctest's bench_results checks they are up to date.
+bench-tables:
+	@bench/results/regenerate.sh $(BUILD)
 
 install: build
 	@cmake --install $(BUILD) --prefix $(PREFIX)
