@@ -4,14 +4,15 @@
 # prepare/cleanup, run counts, warm-up, and the JSON/CSV/Markdown/HTML exports.
 # Checks behaviour only, never timings.
 set -uo pipefail
+lib=$(cd "$(dirname "${BASH_SOURCE[0]}")/lib" && pwd) || exit 1
 build=$(cd "$1" && pwd)
 lever=$build/bin/lever
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 fails=0
-. "$(dirname "${BASH_SOURCE[0]}")/lib/expect.sh"
-. "$(dirname "${BASH_SOURCE[0]}")/lib/skip.sh"
+. "$lib/expect.sh" || exit 1
+. "$lib/skip.sh" || exit 1
 need python3 python3 # checks the JSON exports (skipped, never passed, without it)
 py=$(command -v python3)
 

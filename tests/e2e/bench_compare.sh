@@ -5,6 +5,7 @@
 # suite analysis on the Stabilizer authors' data (the paper's ANOVA), and
 # interleaved runs of two commands. Checks behaviour only, never timings.
 set -uo pipefail
+lib=$(cd "$(dirname "${BASH_SOURCE[0]}")/lib" && pwd) || exit 1
 build=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
 lever=$build/bin/lever
@@ -12,8 +13,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 fails=0
-. "$(dirname "${BASH_SOURCE[0]}")/lib/expect.sh"
-. "$(dirname "${BASH_SOURCE[0]}")/lib/skip.sh"
+. "$lib/expect.sh" || exit 1
+. "$lib/skip.sh" || exit 1
 need python3 python3 # checks the JSON exports (skipped, never passed, without it)
 py=$(command -v python3)
 data=$src/bench/stats/stabilizer-asplos13
