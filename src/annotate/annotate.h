@@ -370,7 +370,7 @@ struct annotate_cluster {
 };
 /*
  * One-dimensional clusters of y by a variable-bandwidth kernel density
- * (Abramson's square-root law on a Silverman pilot): maxima are centroids,
+ * (sample-point, k-nearest-neighbour bandwidths): maxima are centroids,
  * minima boundaries. Returns the number of clusters (malloc'ed in *out), or a
  * negative error.
  */

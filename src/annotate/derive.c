@@ -867,12 +867,17 @@ static size_t filter_main_trend(const struct ctx *c, size_t f, const size_t *row
 			j++;
 		for (size_t t = i; t < j; t++)
 			y[t - i] = bv[t].y;
+		/*
+		 * A group too small to show its main trend is left out: the repo
+		 * keeps it whole, but then one small group's minority calls can
+		 * sink the regression (A.19 at 150 calls).
+		 */
 		nc = j - i >= MAIN_TREND_MIN_GROUP ? annotate_kde_clusters(y, j - i, &cl) : 0;
 		for (int q = 1; q < nc; q++)
 			if (cl[q].count > cl[best].count)
 				best = (size_t)q;
-		for (size_t t = i; t < j; t++)
-			if (nc <= 0 || (bv[t].y > cl[best].lo && bv[t].y <= cl[best].hi))
+		for (size_t t = i; t < j && nc > 0; t++)
+			if (bv[t].y > cl[best].lo && bv[t].y <= cl[best].hi)
 				out[k++] = bv[t].row;
 		free(cl);
 		i = j;

@@ -29,7 +29,7 @@ struct synth {
 /* Timer noise: a fixed probe cost plus jitter growing with the duration. */
 static double noisy(struct synth *s, double cost)
 {
-	return fmax(0.0, cost + 20.0 + gsl_ran_gaussian(s->rng, 5.0 + 0.004 * fabs(cost)));
+	return fmax(0.0, cost + 20.0 + gsl_ran_gaussian(s->rng, 8.0 + 0.001 * fabs(cost)));
 }
 
 static unsigned uniform(struct synth *s, unsigned n)
