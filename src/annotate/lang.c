@@ -170,13 +170,25 @@ static bool number(struct parser *p, double *v)
 	return true;
 }
 
+/* A copy without leading and trailing space, inner runs of space as one. */
 static char *trimmed(const char *s, size_t n)
 {
-	while (n && isspace((unsigned char)*s))
-		s++, n--;
-	while (n && isspace((unsigned char)s[n - 1]))
-		n--;
-	return strndup(s, n);
+	char *out = malloc(n + 1), *o = out;
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (isspace((unsigned char)s[i])) {
+			if (o > out && o[-1] != ' ')
+				*o++ = ' ';
+		} else {
+			*o++ = s[i];
+		}
+	}
+	while (o > out && o[-1] == ' ')
+		o--;
+	*o = 0;
+	return out;
 }
 
 /* Raw text up to one of `stops` at bracket depth 0 (not consumed). */
