@@ -211,7 +211,8 @@ static int correlation_filter(struct ctx *c, const size_t *rows, size_t n)
 
 	if (k < 2 || n < 3)
 		return 0;
-	z = gsl_matrix_alloc(n, k);
+	/* one row per feature: GSL's CBLAS then walks both operands contiguously */
+	z = gsl_matrix_alloc(k, n);
 	r = gsl_matrix_alloc(k, k);
 	drop = calloc(k, sizeof(bool));
 	if (!z || !r || !drop) {
@@ -231,9 +232,9 @@ static int correlation_filter(struct ctx *c, const size_t *rows, size_t n)
 			ss += (v[rows[i]] - m) * (v[rows[i]] - m);
 		sd = sqrt(ss);
 		for (size_t i = 0; i < n; i++)
-			gsl_matrix_set(z, i, j, sd > 0 ? (v[rows[i]] - m) / sd : 0.0);
+			gsl_matrix_set(z, j, i, sd > 0 ? (v[rows[i]] - m) / sd : 0.0);
 	}
-	gsl_blas_dsyrk(CblasUpper, CblasTrans, 1.0, z, 0.0, r);
+	gsl_blas_dsyrk(CblasUpper, CblasNoTrans, 1.0, z, 0.0, r);
 	for (size_t j = 0; j < k; j++) {
 		for (size_t i = 0; i < j && !drop[j]; i++)
 			if (!drop[i] &&

@@ -459,6 +459,162 @@ static int drop_collinear(const struct annotate_symbol *s, const size_t *rows, s
 	return 0;
 }
 
+/*
+ * The interaction stage tries the screened model's features, and fills the
+ * free places with the features most correlated with its residuals: an
+ * interaction (a*b) leaves a residual that a feature of small share (c)
+ * cannot be seen behind in main-term screening.
+ */
+static int fill_by_residual(const struct annotate_symbol *s, const double *y, const size_t *rows,
+			    size_t n, const size_t *feats, size_t nf,
+			    const struct annotate_model *m, size_t *chosen, size_t *nc, size_t max)
+{
+	double *res = malloc(n * sizeof(double)), *col = malloc(n * sizeof(double));
+	struct scored *sc = malloc(nf * sizeof(*sc));
+
+	if (!res || !col || !sc) {
+		free(res);
+		free(col);
+		free(sc);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		res[i] = y[i] - annotate_model_predict(m, s, rows[i]);
+	for (size_t j = 0; j < nf; j++) {
+		for (size_t i = 0; i < n; i++)
+			col[i] = s->features[feats[j]].values[rows[i]];
+		sc[j].score = fabs(gsl_stats_correlation(col, 1, res, 1, n));
+		if (!isfinite(sc[j].score))
+			sc[j].score = 0;
+		sc[j].index = feats[j];
+	}
+	qsort(sc, nf, sizeof(*sc), cmp_scored_desc);
+	for (size_t j = 0; j < nf && *nc < max; j++) {
+		bool in = false;
+
+		for (size_t k = 0; k < *nc; k++)
+			in |= chosen[k] == sc[j].index;
+		if (!in)
+			chosen[(*nc)++] = sc[j].index;
+	}
+	free(res);
+	free(col);
+	free(sc);
+	return 0;
+}
+
+/*
+ * Main terms only, for many features: screen by correlation with y, then
+ * eliminate; then screen the terms left out against the residuals (a
+ * feature with a small share of the variance hides behind the big ones in
+ * the first screen), and eliminate again over both.
+ */
+static int screened_main_model(const struct annotate_symbol *s, const double *y, const size_t *rows,
+			       size_t n, const size_t *feats, size_t nf, enum annotate_class cls,
+			       const struct annotate_params *par, struct annotate_model *out)
+{
+	struct terms all = {0}, ts = {0};
+	double *res = NULL;
+	int rc = main_terms(&all, cls, s, feats, nf, rows, n);
+
+	if (!rc && !(ts.t = malloc(all.n * sizeof(*ts.t))))
+		rc = -ENOMEM;
+	if (!rc) {
+		memcpy(ts.t, all.t, all.n * sizeof(*ts.t));
+		ts.n = ts.cap = all.n;
+		rc = screen(s, y, rows, n, &ts, par->screen_terms);
+	}
+	if (!rc)
+		rc = eliminate(s, y, rows, n, &ts, cls, par, out);
+	if (!rc && (res = malloc(n * sizeof(double)))) {
+		struct terms rest = {0};
+		struct annotate_model second = {0};
+
+		for (size_t i = 0; i < n; i++)
+			res[i] = y[i] - annotate_model_predict(out, s, rows[i]);
+		/* the terms not in the model, screened against the residuals */
+		for (size_t j = 0; j < all.n && !rc; j++) {
+			bool in = false;
+
+			for (size_t m = 0; m < out->n_terms; m++)
+				in |= memcmp(&out->terms[m].feature, &all.t[j].feature,
+					     sizeof(all.t[j].feature)) == 0 &&
+				      out->terms[m].transform[0] == all.t[j].transform[0];
+			if (!in)
+				rc = add_term(&rest, 1, all.t[j].feature[0], all.t[j].transform[0],
+					      0, ANNOTATE_X);
+		}
+		if (!rc)
+			rc = screen(s, res, rows, n, &rest, par->screen_terms);
+		for (size_t m = 0; m < out->n_terms && !rc; m++)
+			rc = add_term(&rest, 1, out->terms[m].feature[0],
+				      out->terms[m].transform[0], 0, ANNOTATE_X);
+		if (!rc && eliminate(s, y, rows, n, &rest, cls, par, &second) == 0 &&
+		    second.n_terms >= out->n_terms) {
+			free(out->terms);
+			*out = second;
+		} else {
+			free(second.terms);
+		}
+		free(rest.t);
+	} else if (!rc) {
+		rc = -ENOMEM;
+	}
+	free(res);
+	free(all.t);
+	free(ts.t);
+	return rc;
+}
+
+/*
+ * After the interaction stage, the main terms of the features left out are
+ * screened against the model's residuals and the best added for one more
+ * elimination: what the big terms hid is now in plain view.
+ */
+static int augment_by_residual(const struct annotate_symbol *s, const double *y, const size_t *rows,
+			       size_t n, const size_t *feats, size_t nf, enum annotate_class cls,
+			       const struct annotate_params *par, struct annotate_model *m)
+{
+	struct terms rest = {0};
+	struct annotate_model better = {0};
+	double *res = malloc(n * sizeof(double));
+	int rc = 0;
+
+	if (!res)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		res[i] = y[i] - annotate_model_predict(m, s, rows[i]);
+	for (size_t j = 0; j < nf && !rc; j++) {
+		bool in = false;
+
+		for (size_t t = 0; t < m->n_terms; t++)
+			for (int a = 0; a < m->terms[t].n_factors; a++)
+				in |= m->terms[t].feature[a] == feats[j];
+		if (!in)
+			rc = add_term(&rest, 1, feats[j], ANNOTATE_X, 0, ANNOTATE_X);
+	}
+	if (!rc)
+		rc = screen(s, res, rows, n, &rest, par->max_interaction_features);
+	for (size_t t = 0; t < m->n_terms && !rc; t++) {
+		if (rest.n == rest.cap && add_term(&rest, 1, 0, ANNOTATE_X, 0, ANNOTATE_X) == 0)
+			rest.n--;
+		if (rest.n < rest.cap)
+			rest.t[rest.n++] = m->terms[t];
+		else
+			rc = -ENOMEM;
+	}
+	if (!rc && eliminate(s, y, rows, n, &rest, cls, par, &better) == 0 &&
+	    better.n_terms > m->n_terms && better.bic < m->bic) {
+		free(m->terms);
+		*m = better;
+	} else {
+		free(better.terms);
+	}
+	free(rest.t);
+	free(res);
+	return rc;
+}
+
 /* One class: screening if needed, then elimination over the full term set. */
 static int fit_class(const struct annotate_symbol *s, const double *y, const size_t *rows, size_t n,
 		     const size_t *feats, size_t nf, enum annotate_class cls,
@@ -466,19 +622,14 @@ static int fit_class(const struct annotate_symbol *s, const double *y, const siz
 {
 	struct terms ts = {0};
 	size_t *chosen = NULL, nc = nf;
+	const size_t *all_feats = feats;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if (nf > par->max_interaction_features) {
 		struct annotate_model screened = {0};
 
-		rc = main_terms(&ts, cls, s, feats, nf, rows, n);
-		if (!rc)
-			rc = screen(s, y, rows, n, &ts, par->screen_terms);
-		if (!rc)
-			rc = eliminate(s, y, rows, n, &ts, cls, par, &screened);
-		free(ts.t);
-		ts = (struct terms){0};
+		rc = screened_main_model(s, y, rows, n, feats, nf, cls, par, &screened);
 		if (rc)
 			return rc;
 		chosen = malloc(par->max_interaction_features * sizeof(size_t));
@@ -487,7 +638,13 @@ static int fit_class(const struct annotate_symbol *s, const double *y, const siz
 			return -ENOMEM;
 		}
 		nc = model_features(&screened, chosen, par->max_interaction_features);
+		rc = fill_by_residual(s, y, rows, n, feats, nf, &screened, chosen, &nc,
+				      par->max_interaction_features);
 		free(screened.terms);
+		if (rc) {
+			free(chosen);
+			return rc;
+		}
 		feats = chosen;
 	}
 	rc = full_terms(&ts, cls, s, feats, nc, rows, n);
@@ -497,6 +654,8 @@ static int fit_class(const struct annotate_symbol *s, const double *y, const siz
 		rc = screen(s, y, rows, n, &ts, n / 2 > 1 ? n / 2 - 1 : 1);
 	if (!rc)
 		rc = eliminate(s, y, rows, n, &ts, cls, par, out);
+	if (!rc && chosen)
+		rc = augment_by_residual(s, y, rows, n, all_feats, nf, cls, par, out);
 	free(ts.t);
 	free(chosen);
 	return rc;
