@@ -381,7 +381,15 @@ int annotate_kde_clusters(const double *y, size_t n, struct annotate_cluster **o
 struct annotate_check_params {
 	double alpha;	   /* 0.01 */
 	size_t min_points; /* 3: scopes with fewer new points are not tested */
+	/*
+	 * Bonferroni: each test runs at alpha / max(family, tests of this
+	 * function); a caller checking several annotations at once sets family
+	 * to their total annotate_check_units().
+	 */
+	size_t family;
 };
+/* The number of testable units (distributions and mixtures) of an annotation. */
+size_t annotate_check_units(const struct annotate_annotation *a);
 
 struct annotate_check_scope {
 	char *text; /* the scope and distribution, printed */

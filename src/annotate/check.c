@@ -11,8 +11,9 @@
  *    goodness-of-fit test of the component counts against the
  *    probabilities (normalised to 1, spec §7.2 item 4), and a t-test per
  *    component.
- * The tests share the level alpha by Bonferroni, so a conforming run fails
- * with probability at most alpha overall. The function passes when every
+ * The tests share the level alpha by Bonferroni (over the function's tests,
+ * or a caller's family of them), so a conforming run fails with probability
+ * at most alpha overall. The function passes when every
  * tested scope does.
  */
 #include <errno.h>
@@ -90,6 +91,16 @@ static int build_units(const struct annotate_annotation *a, struct unit **out, s
 	*out = u;
 	*n_out = n;
 	return 0;
+}
+
+size_t annotate_check_units(const struct annotate_annotation *a)
+{
+	struct unit *u;
+	size_t n = 0;
+
+	if (build_units(a, &u, &n) == 0)
+		free(u);
+	return n;
 }
 
 static int eval_item(const struct annotate_item *it, annotate_lookup_fn lookup, void *ctx,
@@ -308,7 +319,9 @@ int annotate_check(const struct annotate_annotation *a, const struct annotate_sy
 		tested += units[u].n >= p->min_points;
 	for (size_t u = 0; u < n_units && !rc; u++) {
 		struct annotate_check_scope *cs = &out->scopes[u];
-		double level = p->alpha / (double)(tested ? tested : 1);
+		double level = p->alpha / (double)(tested > p->family ? tested
+						   : p->family	      ? p->family
+								      : 1);
 
 		cs->text =
 		    item_text(units[u].scope, units[u].items, units[u].n_items, units[u].mixture);

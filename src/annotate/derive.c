@@ -1504,10 +1504,11 @@ void annotate_derivation_json(FILE *f, const struct annotate_derivation *d)
 		describe_scope(NULL, l->atoms, l->n_atoms, scope, sizeof(scope));
 		report_json_object_begin(&j);
 		report_json_kv_string(&j, "scope", scope);
+		report_json_key(&j, "probability");
 		if (l->has_prob)
-			report_json_kv_number(&j, "probability", l->prob);
+			report_json_number(&j, l->prob);
 		else
-			report_json_kv_string(&j, "probability", "");
+			report_json_null(&j);
 		report_json_kv_string(&j, "heuristic",
 				      l->heuristic == 'R'   ? "R"
 				      : l->heuristic == 'M' ? "M"

@@ -399,6 +399,9 @@ static int cmd_check(int argc, char **argv)
 		annotate_file_free(&file);
 		return rc;
 	}
+	/* one family for the whole file: alpha is the chance that any test fails */
+	for (size_t i = 0; i < file.n; i++)
+		p.family += annotate_check_units(&file.annotations[i]);
 	for (size_t i = 0; i < file.n && !rc; i++) {
 		const struct annotate_annotation *a = &file.annotations[i];
 		struct annotate_check_result r;
