@@ -1202,15 +1202,12 @@ int annotate_derive(const struct annotate_symbol *s, enum annotate_metric metric
 		rc = tree(&c, rows, n);
 	if (!rc && out->n_leaves == 0 && params->heuristics && annotate_metric_is_time_like(metric))
 		rc = heuristics(&c, rows, n);
-	if (!rc && out->n_leaves > 0 && c.heuristic == 0) {
-		bool from_heuristic = out->leaves[0].heuristic != 0;
-
-		if (from_heuristic) {
-			free_failed(&c); /* the heuristic's data stands for the whole */
-		}
-	}
+	if (!rc && out->n_leaves > 0 && out->leaves[0].heuristic)
+		free_failed(&c); /* the heuristic's model stands for the whole */
+	/* nodes too small for a regression are too small for clusters too */
 	for (size_t i = 0; !rc && params->clustering && i < c.n_failed; i++)
-		rc = cluster_node(&c, &c.failed[i]);
+		if (c.failed[i].n > params->min_part_points)
+			rc = cluster_node(&c, &c.failed[i]);
 	for (size_t i = 0; !rc && i < out->n_leaves; i++) {
 		double sse = 0, sy = 0, syy = 0;
 		size_t count = 0;
