@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_blas.h>
 #include <gsl/gsl_statistics_double.h>
 
 #include "annotate/internal.h"
@@ -362,29 +363,63 @@ static int cmp_scored_desc(const void *a, const void *b)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
+/*
+ * Centre a column and scale it to unit length, so that the correlation of
+ * two such columns is their dot product (BLAS ddot): correlating thousands
+ * of columns with gsl_stats_correlation, which divides per element, was
+ * a third of the analysis of a wide record. Returns false for a constant.
+ */
+static bool unit_column(double *col, size_t n)
+{
+	gsl_vector_view v = gsl_vector_view_array(col, n);
+	double mean = gsl_stats_mean(col, 1, n), norm;
+
+	gsl_vector_add_constant(&v.vector, -mean);
+	norm = gsl_blas_dnrm2(&v.vector);
+	if (!(norm > 0) || !isfinite(norm))
+		return false;
+	gsl_vector_scale(&v.vector, 1.0 / norm);
+	return true;
+}
+
+static double unit_dot(const double *a, const double *b, size_t n)
+{
+	gsl_vector_const_view va = gsl_vector_const_view_array(a, n);
+	gsl_vector_const_view vb = gsl_vector_const_view_array(b, n);
+	double d;
+
+	gsl_blas_ddot(&va.vector, &vb.vector, &d);
+	return d;
+}
+
 /* Keep the `keep` terms most correlated with y (in absolute value). */
 static int screen(const struct annotate_symbol *s, const double *y, const size_t *rows, size_t n,
 		  struct terms *ts, size_t keep)
 {
 	struct scored *sc;
-	double *col;
+	double *col, *yu;
 	struct annotate_term *kept;
+	bool y_varies;
 
 	if (ts->n <= keep)
 		return 0;
 	sc = malloc(ts->n * sizeof(*sc));
 	col = malloc(n * sizeof(double));
+	yu = malloc(n * sizeof(double));
 	kept = malloc(keep * sizeof(*kept));
-	if (!sc || !col || !kept) {
+	if (!sc || !col || !yu || !kept) {
 		free(sc);
 		free(col);
+		free(yu);
 		free(kept);
 		return -ENOMEM;
 	}
+	memcpy(yu, y, n * sizeof(double));
+	y_varies = unit_column(yu, n);
 	for (size_t j = 0; j < ts->n; j++) {
 		for (size_t i = 0; i < n; i++)
 			col[i] = annotate_term_value(&ts->t[j], s, rows[i]);
-		sc[j].score = fabs(gsl_stats_correlation(col, 1, y, 1, n));
+		sc[j].score = y_varies && unit_column(col, n) ? fabs(unit_dot(col, yu, n)) : 0;
 		if (!isfinite(sc[j].score))
 			sc[j].score = 0;
 		sc[j].index = j;
@@ -396,6 +431,7 @@ static int screen(const struct annotate_symbol *s, const double *y, const size_t
 	ts->n = keep;
 	free(sc);
 	free(col);
+	free(yu);
 	free(kept);
 	return 0;
 }
@@ -449,8 +485,10 @@ static int drop_collinear(const struct annotate_symbol *s, const size_t *rows, s
 
 		for (size_t i = 0; i < n; i++)
 			col[i] = annotate_term_value(&ts->t[j], s, rows[i]);
+		if (!unit_column(col, n))
+			continue; /* constant: eliminate() would drop it anyway */
 		for (size_t q = 0; q < k && !dup; q++)
-			dup = fabs(gsl_stats_correlation(cols + q * n, 1, col, 1, n)) > 0.9999;
+			dup = fabs(unit_dot(cols + q * n, col, n)) > 0.9999;
 		if (!dup)
 			ts->t[k++] = ts->t[j];
 	}
@@ -480,10 +518,12 @@ static int fill_by_residual(const struct annotate_symbol *s, const double *y, co
 	}
 	for (size_t i = 0; i < n; i++)
 		res[i] = y[i] - annotate_model_predict(m, s, rows[i]);
+	bool res_varies = unit_column(res, n);
+
 	for (size_t j = 0; j < nf; j++) {
 		for (size_t i = 0; i < n; i++)
 			col[i] = s->features[feats[j]].values[rows[i]];
-		sc[j].score = fabs(gsl_stats_correlation(col, 1, res, 1, n));
+		sc[j].score = res_varies && unit_column(col, n) ? fabs(unit_dot(col, res, n)) : 0;
 		if (!isfinite(sc[j].score))
 			sc[j].score = 0;
 		sc[j].index = feats[j];
