@@ -352,6 +352,14 @@ void annotate_derivation_free(struct annotate_derivation *d);
 int annotate_derivation_annotation(const struct annotate_derivation *d,
 				   struct annotate_annotation *out);
 void annotate_derivation_json(FILE *f, const struct annotate_derivation *d);
+/*
+ * A self-contained HTML page: annotate_html_begin, one section per
+ * derivation (its annotation, and per scope and feature a chart of the calls
+ * with the fitted cost), annotate_html_end.
+ */
+void annotate_html_begin(FILE *f, const char *title);
+void annotate_derivation_html(FILE *f, const struct annotate_derivation *d);
+void annotate_html_end(FILE *f);
 
 /*
  * Cross-validated R^2 of the derived annotation over the symbol's calls:

@@ -15,7 +15,8 @@
 #include "cli/commands.h"
 
 static const char annotate_usage[] =
-    "usage: lever annotate derive RECORD [-f SYMBOL]... [--metric M] [--json] [OPTIONS]\n"
+    "usage: lever annotate derive RECORD [-f SYMBOL]... [--metric M] [--json]\n"
+    "                             [--html FILE] [OPTIONS]\n"
     "       lever annotate check ANNOTATIONS RECORD [--alpha A] [--min-points N]\n"
     "       lever annotate predict ANNOTATIONS SYMBOL [--metric M] FEATURE=VALUE...\n"
     "       lever annotate synth --shape appendix-a|wide [--calls N] [--features K]\n"
@@ -28,6 +29,8 @@ static const char annotate_usage[] =
     "  -f, --function SYMBOL   only this symbol (repeatable; default: all)\n"
     "  -m, --metric M          time (default), cpu, mem, wait, hold, pfaults, Pfaults, cs\n"
     "      --json              JSON with full-precision coefficients (doc/annotate.md)\n"
+    "      --html FILE         also a self-contained HTML page: per scope and feature,\n"
+    "                          the calls against the feature and the fitted cost\n"
     "      --digits N          significant digits in the text (default 6)\n"
     "      --cv K              print the K-fold cross-validated R^2 (default 10; 0: off)\n"
     "  -v, --verbose           what the analysis tried, on stderr\n"
@@ -52,6 +55,7 @@ static const char annotate_usage[] =
 
 enum {
 	OPT_JSON = 256,
+	OPT_HTML,
 	OPT_DIGITS,
 	OPT_CV,
 	OPT_CORR,
@@ -130,6 +134,8 @@ struct derive_opts {
 	int metric, digits;
 	size_t cv;
 	bool json, verbose;
+	const char *html;
+	FILE *html_file;
 	const char **functions;
 	size_t n_functions;
 };
@@ -152,6 +158,8 @@ static int derive_one(const struct annotate_symbol *s, const struct derive_opts 
 		annotate_derivation_free(&d);
 		return 2;
 	}
+	if (o->html_file)
+		annotate_derivation_html(o->html_file, &d);
 	if (o->verbose && d.log)
 		fprintf(stderr, "== %s.%s\n%s", s->name, annotate_metric_name(d.metric), d.log);
 	if (o->json) {
@@ -196,6 +204,9 @@ static int derive_option(int c, const char *arg, struct derive_opts *o)
 		return metric_option(arg, &o->metric);
 	case OPT_JSON:
 		o->json = true;
+		return 0;
+	case OPT_HTML:
+		o->html = arg;
 		return 0;
 	case 'v':
 		o->verbose = true;
@@ -270,6 +281,7 @@ static int cmd_derive(int argc, char **argv)
 	    {"function", required_argument, NULL, 'f'},
 	    {"metric", required_argument, NULL, 'm'},
 	    {"json", no_argument, NULL, OPT_JSON},
+	    {"html", required_argument, NULL, OPT_HTML},
 	    {"digits", required_argument, NULL, OPT_DIGITS},
 	    {"cv", required_argument, NULL, OPT_CV},
 	    {"verbose", no_argument, NULL, 'v'},
@@ -314,6 +326,14 @@ static int cmd_derive(int argc, char **argv)
 		free(o.functions);
 		return rc;
 	}
+	if (o.html && !(o.html_file = fopen(o.html, "w"))) {
+		fprintf(stderr, "lever annotate: %s: %s\n", o.html, strerror(errno));
+		annotate_record_free(&rec);
+		free(o.functions);
+		return 2;
+	}
+	if (o.html_file)
+		annotate_html_begin(o.html_file, argv[optind]);
 	if (o.json)
 		fputs("[\n", stdout);
 	for (size_t i = 0; i < o.n_functions && !rc; i++) {
@@ -331,6 +351,13 @@ static int cmd_derive(int argc, char **argv)
 		rc = derive_one(&rec.symbols[i], &o, &first);
 	if (o.json)
 		fputs("]\n", stdout);
+	if (o.html_file) {
+		annotate_html_end(o.html_file);
+		if (fclose(o.html_file) && !rc) {
+			fprintf(stderr, "lever annotate: %s: write error\n", o.html);
+			rc = 2;
+		}
+	}
 	annotate_record_free(&rec);
 	free(o.functions);
 	return rc;

@@ -41,6 +41,14 @@ expect 1 'no scope holds' "$lever" annotate predict "$tmp/base.ann" test_quad_in
 expect 0 '"class": "nlogn"' "$lever" annotate derive --json -f test_nlogn_int "$tmp/base.rec"
 check 'JSON parses' python3 -c "import json,sys; json.load(open('$tmp/out'))"
 
+# --html: one self-contained page, a chart per scope and feature
+expect 0 'Norm' "$lever" annotate derive -f test_linear_branches -f test_random_clustering \
+	--html "$tmp/a.html" "$tmp/base.rec"
+check 'HTML has the two scopes charts and the mixture' \
+	test "$(grep -o '<svg' "$tmp/a.html" | wc -l)" -ge 3
+check 'HTML fetches nothing' bash -c "! grep -qE '(src|href)=\"?https?:' '$tmp/a.html'"
+check 'HTML has the annotation text' grep -q '\[a &lt;= 10\] Norm(' "$tmp/a.html"
+
 # errors
 printf 'lever-annotate-record 1\nS 0 f\nC 0 1 0 time=x\n' >"$tmp/bad.rec"
 expect 2 'bad.rec:3: bad value' "$lever" annotate derive "$tmp/bad.rec"
