@@ -168,6 +168,9 @@ static int derive_one(const struct annotate_symbol *s, const struct derive_opts 
 	} else if (annotate_derivation_annotation(&d, &a) == 0) {
 		double cv = o->cv ? annotate_cross_validate(&d, o->cv) : NAN;
 
+		if (*first)
+			printf("// lever annotate derive: Norm(mean, variance); log is log2 "
+			       "(doc/annotate.md)\n");
 		printf("%s// %zu calls, %zu candidate features, %zu regressors, %zu partition "
 		       "candidates; %.2f s",
 		       *first ? "" : "\n", d.n_observations, d.n_candidates, d.n_regressors,
