@@ -20,7 +20,9 @@
 	  "run a program with its memory layout randomized (Stabilizer)")                          \
 	X("stats", cmd_stats, "descriptive statistics and normality of samples in files")          \
 	X("cc", cmd_cc, "C compiler for Stabilizer: stack pads, relocatable code, random link")    \
-	X("c++", cmd_cxx, "C++ compiler for Stabilizer (as lever cc)")
+	X("c++", cmd_cxx, "C++ compiler for Stabilizer (as lever cc)")                             \
+	X("annotate", cmd_annotate,                                                                \
+	  "performance annotations: how a function's cost depends on its inputs (Freud)")
 
 #define DECLARE_COMMAND(name, fn, summary) int fn(int argc, char **argv);
 LEVER_COMMANDS(DECLARE_COMMAND)
