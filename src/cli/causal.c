@@ -21,10 +21,12 @@
 #include "causal/causal.h"
 #include "causal/runtime/settings.h"
 #include "cli/commands.h"
-#include "cli/launch.h"
+#include "launch/launch.h"
 
-#define RUNTIME_NAME "liblever-causal.so"
-#define EXIT_USAGE   2
+#define WHO	   "lever causal"
+#define EXIT_USAGE 2
+
+extern char **environ;
 
 static const char causal_usage[] =
     "usage: lever causal [OPTIONS] -- PROGRAM [ARGS...]\n"
@@ -424,15 +426,6 @@ static int parse_options(struct causal_options *o, int argc, char **argv, int *p
 
 /* ------------------------------------------------------------ launching */
 
-static int set_env(const char *name, const char *value)
-{
-	if (value && *value ? setenv(name, value, 1) : unsetenv(name)) {
-		fprintf(stderr, "lever causal: cannot set %s: %s\n", name, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
 /* The output file as an absolute path, so the program may chdir; checks it is writable. */
 static int resolve_output(const char *output, char *out, size_t size)
 {
@@ -464,12 +457,17 @@ too_long:
 	return -1;
 }
 
-static int export_settings(const struct causal_options *o, const char *output)
+/*
+ * The program's environment: every LEVER_CAUSAL_* setting (those not asked for
+ * removed, so that none leaks in from the caller) and the runtime preloaded.
+ */
+static int build_environment(struct launch_env *env, const struct causal_options *o,
+			     const char *output)
 {
 	const struct {
 		const char *name;
 		const char *value;
-	} env[] = {
+	} vars[] = {
 	    {LEVER_ENV_ACTIVE, "1"},
 	    {LEVER_ENV_OUTPUT, output},
 	    {LEVER_ENV_BINARY_SCOPE, o->binary_scope.text},
@@ -493,57 +491,20 @@ static int export_settings(const struct causal_options *o, const char *output)
 	    {LEVER_ENV_ARRIVAL_SPEEDUP, o->arrival_ns},
 	};
 
-	/* Unset what was not asked for, so settings never leak in from the caller. */
-	for (size_t i = 0; i < ARRAY_SIZE(env); i++) {
-		if (set_env(env[i].name, env[i].value))
-			return -1;
-	}
-#ifdef LEVER_ENV_ROOT_PID
-	{
-		/* lever execs, so its pid is the program's: other processes are children */
-		char pid[24];
-
-		snprintf(pid, sizeof(pid), "%d", (int)getpid());
-		if (set_env(LEVER_ENV_ROOT_PID, pid))
-			return -1;
-	}
-#endif
-	return 0;
-}
-
-/* LD_PRELOAD with the runtime appended (space-separated), unless already there. */
-static int add_preload(const char *runtime)
-{
-	char *value = launch_preload_value(getenv("LD_PRELOAD"), runtime);
-	int ret;
-
-	if (!value) {
-		fprintf(stderr, "lever causal: out of memory\n");
+	if (launch_env_init(env, WHO, environ))
 		return -1;
+	for (size_t i = 0; i < ARRAY_SIZE(vars); i++) {
+		const char *value = vars[i].value && *vars[i].value ? vars[i].value : NULL;
+
+		if (launch_env_set(env, vars[i].name, value))
+			return -1;
 	}
-	ret = set_env("LD_PRELOAD", value);
-	free(value);
-	return ret;
-}
-
-static int exec_program(char **argv)
-{
-	int err;
-
-	fflush(NULL);
-#ifdef LEVER_ENV_EXEC_NS
-	{
-		/* lets the runtime measure its start-up cost from here */
-		char now[24];
-
-		snprintf(now, sizeof(now), "%llu", (unsigned long long)time_monotonic_ns());
-		setenv(LEVER_ENV_EXEC_NS, now, 1);
-	}
-#endif
-	execvp(argv[0], argv);
-	err = errno;
-	fprintf(stderr, "lever causal: cannot run %s: %s\n", argv[0], strerror(err));
-	return err == ENOENT || err == ENOTDIR ? 127 : 126;
+	/* lever execs, so its pid is the program's: other processes are children */
+	if (launch_env_set_u64(env, LEVER_ENV_ROOT_PID, (unsigned long long)getpid()) ||
+	    launch_env_add_runtime(env, LAUNCH_CAUSAL_RUNTIME))
+		return -1;
+	/* lets the runtime measure its start-up cost from here */
+	return launch_env_set_u64(env, LEVER_ENV_EXEC_NS, (unsigned long long)time_monotonic_ns());
 }
 
 static void free_options(struct causal_options *o)
@@ -557,8 +518,8 @@ static void free_options(struct causal_options *o)
 static int run_profiler(int argc, char **argv)
 {
 	struct causal_options o = {.output = "profile.coz"};
+	struct launch_env env = {0};
 	char output[PATH_MAX];
-	char runtime[PATH_MAX];
 	int prog = 0;
 	int ret;
 
@@ -567,14 +528,13 @@ static int run_profiler(int argc, char **argv)
 		free_options(&o);
 		return ret < 0 ? 0 : ret;
 	}
-	ret = 1;
-	if (launch_find_runtime("lever causal", RUNTIME_NAME, runtime) ||
-	    resolve_output(o.output, output, sizeof(output)))
+	ret = LAUNCH_EXIT_FAILURE;
+	if (launch_check_preloadable(WHO, argv[prog], "lever's causal runtime") ||
+	    resolve_output(o.output, output, sizeof(output)) || build_environment(&env, &o, output))
 		goto out;
-	if (export_settings(&o, output) || add_preload(runtime))
-		goto out;
-	ret = exec_program(argv + prog);
+	ret = launch_exec(WHO, argv + prog, &env);
 out:
+	launch_env_free(&env);
 	free_options(&o);
 	return ret;
 }

@@ -86,33 +86,6 @@ static int cmd_help(int argc, char **argv)
 	return run_command(cmd, 2, help_argv);
 }
 
-const char *lever_runtime_dir(void)
-{
-	static char dir[PATH_MAX];
-	const char *env = getenv("LEVER_RUNTIME_DIR");
-	char exe[PATH_MAX];
-	ssize_t n;
-	char *slash;
-
-	if (env && *env)
-		return env;
-	if (dir[0])
-		return dir;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return NULL;
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return NULL;
-	*slash = '\0';
-	if ((size_t)snprintf(dir, sizeof(dir), "%s/../lib/lever", exe) >= sizeof(dir)) {
-		dir[0] = '\0';
-		return NULL;
-	}
-	return dir;
-}
-
 /*
  * Called as lever-cc or lever-c++ (symlinks to lever, for CC=/CXX= in build
  * systems): the command that name stands for, or NULL.

@@ -2,7 +2,7 @@
 /*
  * lever stabilize: run a program under liblever-stabilizer.so (Stabilizer's
  * layout re-randomization). The options become the LEVER_STABILIZE_*
- * environment of stabilizer/runtime/stabilizer.h, the runtime is appended to
+ * environment of stabilizer/runtime/settings.h, the runtime is appended to
  * LD_PRELOAD and the program is exec'd, so its exit status is lever's.
  */
 #include <errno.h>
@@ -16,8 +16,12 @@
 
 #include "base/base.h"
 #include "cli/commands.h"
-#include "cli/launch.h"
-#include "stabilizer/runtime/stabilizer.h"
+#include "launch/launch.h"
+#include "stabilizer/runtime/settings.h"
+
+#define WHO "lever stabilize"
+
+extern char **environ;
 
 #define EXIT_USAGE 2
 
@@ -181,61 +185,31 @@ static int parse_options(struct stabilize_options *o, int argc, char **argv, int
 	return 0;
 }
 
-static int set_env(const char *name, const char *value)
+/* The program's environment: Stabilizer's settings and its runtime preloaded. */
+static int build_environment(struct launch_env *env, const struct stabilize_options *o)
 {
-	if (setenv(name, value, 1)) {
-		fprintf(stderr, "lever stabilize: cannot set %s: %s\n", name, strerror(errno));
+	const struct stabilizer_settings settings = {
+	    .code = o->code,
+	    .stack = o->stack,
+	    .heap = o->heap,
+	    .one_time = o->one_time,
+	    .interval_ns = o->interval_ns,
+	    .seed = o->seed,
+	    .verbose = o->verbose,
+	};
+
+	if (launch_env_init(env, WHO, environ))
 		return -1;
-	}
-	return 0;
-}
-
-static int export_settings(const struct stabilize_options *o)
-{
-	char interval[24], seed[24], verbose[4];
-
-	snprintf(interval, sizeof(interval), "%llu", (unsigned long long)o->interval_ns);
-	snprintf(seed, sizeof(seed), "%llu", (unsigned long long)o->seed);
-	snprintf(verbose, sizeof(verbose), "%u", o->verbose);
-	if (set_env(STABILIZE_ENV_CODE, o->code ? "1" : "0") ||
-	    set_env(STABILIZE_ENV_STACK, o->stack ? "1" : "0") ||
-	    set_env(STABILIZE_ENV_HEAP, o->heap ? "1" : "0") ||
-	    set_env(STABILIZE_ENV_ONE_TIME, o->one_time ? "1" : "0") ||
-	    set_env(STABILIZE_ENV_INTERVAL, interval) || set_env(STABILIZE_ENV_SEED, seed) ||
-	    set_env(STABILIZE_ENV_VERBOSE, verbose))
-		return -1;
-	return 0;
-}
-
-static int add_preload(const char *runtime)
-{
-	char *value = launch_preload_value(getenv("LD_PRELOAD"), runtime);
-	int ret;
-
-	if (!value) {
-		fprintf(stderr, "lever stabilize: out of memory\n");
-		return -1;
-	}
-	ret = set_env("LD_PRELOAD", value);
-	free(value);
-	return ret;
-}
-
-static int exec_program(char **argv)
-{
-	int err;
-
-	fflush(NULL);
-	execvp(argv[0], argv);
-	err = errno;
-	fprintf(stderr, "lever stabilize: cannot run %s: %s\n", argv[0], strerror(err));
-	return err == ENOENT || err == ENOTDIR ? 127 : 126;
+	return launch_env_stabilizer(env, &settings) ||
+		       launch_env_add_runtime(env, LAUNCH_STABILIZER_RUNTIME)
+		   ? -1
+		   : 0;
 }
 
 int cmd_stabilize(int argc, char **argv)
 {
 	struct stabilize_options o = {.interval_ns = STABILIZE_DEFAULT_INTERVAL_NS};
-	char runtime[PATH_MAX];
+	struct launch_env env;
 	int prog = 0;
 	int ret;
 
@@ -245,11 +219,15 @@ int cmd_stabilize(int argc, char **argv)
 	if (!o.seed_given)
 		o.seed = time_realtime_ns() ^ ((uint64_t)getpid() << 32);
 	if (o.verbose)
-		fprintf(stderr,
-			"lever stabilize: seed %llu (repeat this layout with --seed=%llu)\n",
+		fprintf(stderr, WHO ": seed %llu (repeat this layout with --seed=%llu)\n",
 			(unsigned long long)o.seed, (unsigned long long)o.seed);
-	if (launch_find_runtime("lever stabilize", STABILIZER_RUNTIME_NAME, runtime) ||
-	    export_settings(&o) || add_preload(runtime))
-		return 1;
-	return exec_program(argv + prog);
+	if (launch_check_preloadable(WHO, argv[prog], "lever's Stabilizer runtime"))
+		return LAUNCH_EXIT_FAILURE;
+	if (build_environment(&env, &o)) {
+		launch_env_free(&env);
+		return LAUNCH_EXIT_FAILURE;
+	}
+	ret = launch_exec(WHO, argv + prog, &env);
+	launch_env_free(&env);
+	return ret;
 }
