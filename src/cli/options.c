@@ -466,7 +466,9 @@ void cli_print_help(const struct cli_command *cmd, FILE *out)
 	fprintf(out, "%s\n", cmd->usage);
 	if (cmd->description)
 		fprintf(out, "\n%s", cmd->description);
-	fputc('\n', out);
+	/* a group heading brings its own blank line */
+	if (cmd->options[0].type != CLI_OPT_GROUP)
+		fputc('\n', out);
 	for (const struct cli_option *o = cmd->options; o->type != CLI_OPT_END; o++) {
 		if (o->type == CLI_OPT_GROUP) {
 			fprintf(out, "\n%s:\n", o->help);
