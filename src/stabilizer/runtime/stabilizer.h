@@ -55,6 +55,19 @@ uint64_t stabilizer_stream_seed(enum stabilizer_stream stream);
 void stabilizer_rng_init(struct rng *r, enum stabilizer_stream stream);
 
 /*
+ * Whether to print the warning of a part that cannot run ("code", "stack"):
+ * only in the first process of a run (the others of a pipeline or a build
+ * inherit STABILIZE_ENV_WARNED from it), or always with -v.
+ */
+bool stabilizer_warn_once(const char *part) __attribute__((weak));
+
+/* As stabilizer_warn_once, also where init.c is not linked in (unit tests). */
+static inline bool stabilizer_should_warn(const char *part)
+{
+	return !stabilizer_warn_once || stabilizer_warn_once(part);
+}
+
+/*
  * Hooks of the parts. start: once, at start-up, before main; returns 0, or
  * -1 after printing one line saying why the part cannot run (the program
  * then runs without it). rerandomize: from the re-randomization thread.
