@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/options.h"
 
 #ifndef LEVER_VERSION
 #define LEVER_VERSION "unknown"
@@ -63,7 +64,7 @@ static int unknown_command(const char *name)
 {
 	fprintf(stderr, "lever: unknown command '%s'\n", name);
 	fprintf(stderr, "Run 'lever help' for the list of commands.\n");
-	return 2;
+	return EXIT_USAGE;
 }
 
 static int cmd_help(int argc, char **argv)
@@ -112,7 +113,7 @@ int main(int argc, char **argv)
 		return as_named(argc, argv);
 	if (argc < 2) {
 		print_usage(stderr);
-		return 2;
+		return EXIT_USAGE;
 	}
 	name = argv[1];
 	if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0)
@@ -126,7 +127,7 @@ int main(int argc, char **argv)
 	if (name[0] == '-') {
 		fprintf(stderr, "lever: unknown option '%s'\n", name);
 		fprintf(stderr, "Run 'lever help' for usage.\n");
-		return 2;
+		return EXIT_USAGE;
 	}
 	cmd = find_command(name);
 	if (!cmd)
