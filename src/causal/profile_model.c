@@ -12,12 +12,20 @@
 
 /* ------------------------------------------------------------ model */
 
+/* Leave the current run: its next point records still belong to its experiment. */
+static void save_run_state(struct reader *rd)
+{
+	if (rd->run != NONE)
+		rd->run_experiment[rd->run] = rd->experiment;
+}
+
 size_t profile_start_run(struct reader *rd, bool has_startup, uint64_t startup_ns)
 {
 	struct causal_profile *p = rd->p;
 	struct causal_run *run;
 
-	if (GROW(p->runs, p->n_runs, p->cap_runs) || p->n_runs >= UINT32_MAX) {
+	if (GROW(p->runs, p->n_runs, p->cap_runs) || p->n_runs >= UINT32_MAX ||
+	    GROW(rd->run_experiment, p->n_runs, rd->run_experiment_cap)) {
 		profile_out_of_memory(rd);
 		return NONE;
 	}
@@ -28,9 +36,21 @@ size_t profile_start_run(struct reader *rd, bool has_startup, uint64_t startup_n
 	run->has_startup = has_startup;
 	run->startup_ns = startup_ns;
 	run->first_experiment = p->n_experiments;
+	save_run_state(rd);
 	rd->run = p->n_runs++;
 	rd->experiment = NONE;
+	rd->run_experiment[rd->run] = NONE;
 	return rd->run;
+}
+
+/* Records of a tagged run that lie after another run's records. */
+void profile_select_run(struct reader *rd, size_t run)
+{
+	if (run == rd->run)
+		return;
+	save_run_state(rd);
+	rd->run = run;
+	rd->experiment = rd->run_experiment[run];
 }
 
 /* The current run; records before any `startup` get a run of their own. */

@@ -57,6 +57,16 @@ static bool read_lever_fields(struct reader *rd, const struct record *rec, const
 	return true;
 }
 
+/* The run the current record's tag names is the current run's from here on. */
+static bool tag_current_run(struct reader *rd)
+{
+	if (u64_map_put(&rd->run_tags, rd->tag, (uint32_t)rd->run)) {
+		profile_out_of_memory(rd);
+		return false;
+	}
+	return true;
+}
+
 static void read_startup(struct reader *rd, const struct record *rec)
 {
 	struct causal_run scratch = {0};
@@ -69,7 +79,8 @@ static void read_startup(struct reader *rd, const struct record *rec)
 	if (lever &&
 	    !read_lever_fields(rd, rec, PROFILE_RECORD_STARTUP, PROFILE_KEY_LEVER, &scratch))
 		return;
-	if (profile_start_run(rd, true, t) == NONE)
+	if (profile_start_run(rd, true, t) == NONE ||
+	    (rd->tag != UINT32_MAX && !tag_current_run(rd)))
 		return;
 	if (lever)
 		read_lever_fields(rd, rec, PROFILE_RECORD_STARTUP, PROFILE_KEY_LEVER,
@@ -297,8 +308,39 @@ static void unknown_record(struct reader *rd, const struct record *rec)
 	profile_add_diagnostic(rd->p, text);
 }
 
+/*
+ * A record tagged run=ID belongs to that run wherever it lies: runs appending
+ * to one file at once interleave their records. An untagged record (Coz's,
+ * lever's before the tag) belongs to the run of the last startup.
+ */
+static bool enter_tagged_run(struct reader *rd, const struct record *rec)
+{
+	const struct field *f = profile_find_field(rec, PROFILE_KEY_RUN);
+	uint32_t run;
+
+	rd->tag = UINT32_MAX;
+	if (!f || f->value_len == 0)
+		return true;
+	rd->tag = string_table_intern(&rd->p->tables->strings, f->value, f->value_len);
+	if (rd->tag == UINT32_MAX) {
+		profile_out_of_memory(rd);
+		return false;
+	}
+	if (profile_type_is(rec, PROFILE_RECORD_STARTUP))
+		return true; /* read_startup starts and tags the run */
+	run = u64_map_get(&rd->run_tags, rd->tag);
+	if (run != UINT32_MAX) {
+		profile_select_run(rd, run);
+		return true;
+	}
+	/* its startup is not in this file (cut off, or edited out): a run of its own */
+	return profile_start_run(rd, false, 0) != NONE && tag_current_run(rd);
+}
+
 void profile_dispatch_record(struct reader *rd, const struct record *rec)
 {
+	if (!enter_tagged_run(rd, rec))
+		return;
 	if (profile_type_is(rec, PROFILE_RECORD_STARTUP))
 		read_startup(rd, rec);
 	else if (profile_type_is(rec, PROFILE_RECORD_EXPERIMENT))
@@ -342,7 +384,12 @@ static void detect_format(struct reader *rd, const char *line, size_t len)
 	rd->format = i < len && line[i] == '{' ? FORMAT_JSON : FORMAT_LEGACY;
 }
 
-static void read_line(struct reader *rd, const char *line, size_t len)
+/*
+ * Every record a writer finishes ends with a newline, so a last line without
+ * one was cut while being written (a full disk, a killed run): its last field
+ * may read as a smaller number, so it is dropped whatever it looks like.
+ */
+static void read_line(struct reader *rd, const char *line, size_t len, bool ended)
 {
 	struct record rec;
 
@@ -352,6 +399,12 @@ static void read_line(struct reader *rd, const char *line, size_t len)
 		len--;
 	if (len == 0 || (rd->format == FORMAT_JSON && is_blank(line, len)))
 		return;
+	if (!ended) {
+		rd->p->stats.cut_records++;
+		profile_bad_line(rd, "the last record has no end of line (the profile was cut "
+				     "while being written): skipped");
+		return;
+	}
 	if (memchr(line, '\0', len)) {
 		profile_bad_line(rd, "NUL byte in line");
 		return;
@@ -394,6 +447,8 @@ static int reader_begin(struct reader *rd, struct causal_profile *p, const char 
 
 static int reader_end(struct reader *rd)
 {
+	u64_map_free(&rd->run_tags);
+	free(rd->run_experiment);
 	free(rd->scratch);
 	free(rd->json_line);
 	return rd->failed ? -1 : 0;
@@ -411,7 +466,7 @@ int causal_profile_read_buffer(struct causal_profile *p, const char *buf, size_t
 		const char *nl = memchr(buf, '\n', (size_t)(end - buf));
 		size_t n = nl ? (size_t)(nl - buf) : (size_t)(end - buf);
 
-		read_line(&rd, buf, n);
+		read_line(&rd, buf, n, nl != NULL);
 		buf += n + (nl ? 1 : 0);
 	}
 	return reader_end(&rd);
@@ -429,10 +484,9 @@ int causal_profile_read_stream(struct causal_profile *p, FILE *in, const char *n
 		return -1;
 	while (!rd.failed && (n = getline(&line, &cap, in)) >= 0) {
 		size_t len = (size_t)n;
+		bool ended = len > 0 && line[len - 1] == '\n';
 
-		if (len > 0 && line[len - 1] == '\n')
-			len--;
-		read_line(&rd, line, len);
+		read_line(&rd, line, len - ended, ended);
 	}
 	if (!rd.failed && ferror(in)) {
 		profile_set_error(p, "%s:%llu: read error: %s", rd.name,

@@ -56,6 +56,7 @@ struct reader {
 	size_t experiment; /* experiment the next point records of the run belong to */
 	/* tagged runs (run=ID): ID's string id -> run; each run's current experiment */
 	struct u64_map run_tags;
+	uint32_t tag; /* the current record's run tag, UINT32_MAX if untagged */
 	size_t *run_experiment;
 	size_t run_experiment_cap;
 	bool strict;
