@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "causal/runtime/fd_guard.h"
 #include "causal/runtime/output.h"
 #include "causal/runtime/runtime.h"
 
@@ -85,6 +86,13 @@ static int open_profile(void)
 	return fd;
 }
 
+static void set_profile_fd(int fd)
+{
+	out_fd = fd;
+	if (fd >= 0)
+		fd_guard_protect(&out_fd);
+}
+
 bool output_open(const char *path)
 {
 	atomic_store(&failed, 0);
@@ -92,7 +100,7 @@ bool output_open(const char *path)
 	remember_path(path);
 	fmt_buffer(run_tag, sizeof(run_tag), PROFILE_FIELD(PROFILE_KEY_RUN) "%d-%llu",
 		   (int)getpid(), (unsigned long long)time_realtime_ns());
-	out_fd = open_profile();
+	set_profile_fd(open_profile());
 	if (out_fd < 0) {
 		LOG_WARN("cannot open profile %s: %s; profiling disabled\n", out_path,
 			 strerror(errno));
@@ -116,7 +124,7 @@ static int profile_fd(void)
 	if (out_fd < 0 || fd_is_profile(out_fd))
 		return out_fd;
 	/* never close that number: it is the program's now */
-	out_fd = open_profile();
+	set_profile_fd(open_profile());
 	if (out_fd < 0)
 		report_failure("reopen", errno);
 	else if (rt.cfg.verbose)

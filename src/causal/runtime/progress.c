@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "causal/runtime/fd_guard.h"
 #include "causal/runtime/linemap.h"
 #include "causal/runtime/output.h"
 #include "causal/runtime/progress.h"
@@ -286,8 +287,10 @@ void progress_thread_start(struct thread_state *t)
 		if (p->kind != PROGRESS_BREAKPOINT || p->slot < 0)
 			continue;
 		t->bp_fd[p->slot] = open_uprobe(p->object, p->offset);
-		if (t->bp_fd[p->slot] >= 0)
+		if (t->bp_fd[p->slot] >= 0) {
+			fd_guard_protect(&t->bp_fd[p->slot]);
 			ioctl(t->bp_fd[p->slot], PERF_EVENT_IOC_ENABLE, 0);
+		}
 	}
 }
 
