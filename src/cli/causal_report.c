@@ -14,6 +14,7 @@
 #include "base/base.h"
 #include "causal/causal.h"
 #include "cli/commands.h"
+#include "report/report.h"
 
 #define EXIT_USAGE 2
 
@@ -53,6 +54,7 @@ static const char report_usage[] =
     "                          (doc/formats/causal-report-json.md)\n"
     "  --html FILE             also write a self-contained HTML page with a chart\n"
     "                          per line\n"
+    "  --force                 let --html replace an existing profile or samples file\n"
     "  --strict                fail on the first malformed line instead of skipping it\n"
     "  -h, --help              show this help\n";
 
@@ -63,6 +65,7 @@ struct report_options {
 	bool json;
 	bool ascii_given;
 	const char *html;
+	bool force;
 };
 
 enum {
@@ -79,6 +82,7 @@ enum {
 	ROPT_ASCII,
 	ROPT_JSON,
 	ROPT_HTML,
+	ROPT_FORCE,
 };
 
 static const struct option report_long_options[] = {
@@ -95,6 +99,7 @@ static const struct option report_long_options[] = {
     {"ascii", no_argument, NULL, ROPT_ASCII},
     {"json", no_argument, NULL, ROPT_JSON},
     {"html", required_argument, NULL, ROPT_HTML},
+    {"force", no_argument, NULL, ROPT_FORCE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -180,6 +185,9 @@ static int parse_report_options(struct report_options *o, int argc, char **argv)
 			break;
 		case ROPT_HTML:
 			o->html = optarg;
+			break;
+		case ROPT_FORCE:
+			o->force = true;
 			break;
 		case ':':
 			return report_usage_error("option '%s' needs a value", argv[optind - 1]);
@@ -324,7 +332,7 @@ int cmd_causal_report(int argc, char **argv)
 	struct causal_profile prof;
 	struct causal_summary sum;
 	struct causal_amp_profiles ampp;
-	char **paths;
+	char **paths, err[8192];
 	int n, ret, amp = 1;
 
 	ret = parse_report_options(&o, argc, argv);
@@ -336,6 +344,11 @@ int cmd_causal_report(int argc, char **argv)
 	n = optind < argc ? argc - optind : 1;
 	o.report.files = paths;
 	o.report.n_files = (size_t)n;
+	if (report_output_check(o.html, (const char *const *)paths, (size_t)n, o.force, err,
+				sizeof(err))) {
+		fprintf(stderr, "lever causal report: %s\n", err);
+		return 1;
+	}
 	causal_profile_init(&prof);
 	ret = read_profiles(&prof, paths, n, &o.read);
 	if (ret)
