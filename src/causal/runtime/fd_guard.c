@@ -127,6 +127,21 @@ LEVER_EXPORT void closefrom(int lowfd)
 }
 
 /*
+ * A signal-driven descriptor (the perf sampler's batch event) reports the
+ * number it was armed under in si_fd, and the kernel only records a new
+ * number when O_ASYNC is turned on: turn it off and on again under the new one.
+ */
+static void rearm_async(int fd)
+{
+	long flags = syscall(SYS_fcntl, fd, F_GETFL);
+
+	if (flags < 0 || !(flags & O_ASYNC))
+		return;
+	syscall(SYS_fcntl, fd, F_SETFL, flags & ~O_ASYNC);
+	syscall(SYS_fcntl, fd, F_SETFL, flags);
+}
+
+/*
  * The program wants exactly this number: give it up, keeping our
  * descriptor under another number (the same open file, perf mapping and
  * signal owner) and telling its owner.
@@ -140,6 +155,7 @@ static void move_away(int fd)
 		moved = (int)syscall(SYS_fcntl, fd, F_DUPFD_CLOEXEC, 0);
 	if (!slot || moved < 0)
 		return; /* ours is lost to the program's dup2: the writer will reopen */
+	rearm_async(moved);
 	__atomic_store_n(slot, moved, __ATOMIC_RELAXED);
 	if (moved < GUARD_FDS)
 		atomic_store(&owners[moved], slot);

@@ -8,13 +8,18 @@
  * out byte for byte as in a native run, and the profile must still get the
  * experiments.
  *
- *   daemon OUTFILE ROUNDS [EXIT_STATUS]
+ *   daemon OUTFILE ROUNDS [EXIT_STATUS [HOW]]
+ *
+ * HOW is how the inherited descriptors go: close (one at a time, the
+ * default), close_range (one call), dup2 (/dev/null duplicated over each,
+ * then closed), or syscall (the close system call itself, past any wrapper).
  */
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <lever.h>
@@ -35,8 +40,25 @@ static uint64_t fold(uint64_t x)
 	return x;
 }
 
-static void close_inherited(void)
+static void close_inherited(const char *how)
 {
+	if (strcmp(how, "syscall") == 0) {
+		for (long fd = 3; fd < 4096; fd++)
+			syscall(SYS_close, fd);
+		return;
+	}
+	if (strcmp(how, "close_range") == 0) {
+		close_range(3, ~0U, 0);
+		return;
+	}
+	if (strcmp(how, "dup2") == 0) {
+		int null = open("/dev/null", O_RDONLY);
+
+		for (int fd = 3; fd < 64; fd++) {
+			if (fd != null)
+				dup2(null, fd);
+		}
+	}
 	for (int fd = 3; fd < 4096; fd++)
 		close(fd);
 }
@@ -47,11 +69,11 @@ int main(int argc, char **argv)
 	int rounds, fd;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: daemon OUTFILE ROUNDS [EXIT_STATUS]\n");
+		fprintf(stderr, "usage: daemon OUTFILE ROUNDS [EXIT_STATUS [HOW]]\n");
 		return 2;
 	}
 	rounds = atoi(argv[2]);
-	close_inherited();
+	close_inherited(argc > 4 ? argv[4] : "close");
 	fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0) {
 		perror(argv[1]);
