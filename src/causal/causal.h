@@ -92,8 +92,7 @@ struct causal_run {
 	uint64_t period_ns;
 	bool has_seed;
 	uint64_t seed;
-	size_t first_experiment;
-	size_t n_experiments;
+	size_t n_experiments; /* not contiguous: runs appending at once interleave */
 };
 
 struct causal_read_stats {

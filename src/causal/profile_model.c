@@ -35,7 +35,6 @@ size_t profile_start_run(struct reader *rd, bool has_startup, uint64_t startup_n
 	run->lineno = rd->lineno;
 	run->has_startup = has_startup;
 	run->startup_ns = startup_ns;
-	run->first_experiment = p->n_experiments;
 	save_run_state(rd);
 	rd->run = p->n_runs++;
 	rd->experiment = NONE;

@@ -148,7 +148,8 @@ static void test_runs_accumulate(void **state)
 	assert_int_equal(read_text(&p, full_profile, true), 0);
 	assert_int_equal(p.n_runs, 2);
 	assert_int_equal(p.n_experiments, 4);
-	assert_int_equal(p.runs[1].first_experiment, 2);
+	assert_int_equal(p.runs[1].n_experiments, 2);
+	assert_int_equal(p.experiments[2].run, 1);
 	assert_int_equal(causal_profile_line_samples(&p, causal_profile_find_string(&p, "a.c:10")),
 			 16);
 	assert_int_equal(causal_profile_total_runtime(&p), 600000000);
