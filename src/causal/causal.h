@@ -92,15 +92,15 @@ struct causal_run {
 	uint64_t period_ns;
 	bool has_seed;
 	uint64_t seed;
-	size_t first_experiment;
-	size_t n_experiments;
+	size_t n_experiments; /* not contiguous: runs appending at once interleave */
 };
 
 struct causal_read_stats {
-	uint64_t lines;		   /* lines read, including blank and bad ones */
-	uint64_t records;	   /* records understood */
-	uint64_t unknown_records;  /* lines with an unknown record type (skipped) */
-	uint64_t malformed;	   /* malformed lines (skipped) */
+	uint64_t lines;		  /* lines read, including blank and bad ones */
+	uint64_t records;	  /* records understood */
+	uint64_t unknown_records; /* lines with an unknown record type (skipped) */
+	uint64_t malformed;	  /* malformed lines (skipped) */
+	uint64_t cut_records; /* a last line without its end (skipped; counted in malformed too) */
 	uint64_t dropped_duration; /* experiments with duration <= 0 (dropped) */
 	uint64_t orphan_points;	   /* point records with no experiment before them */
 	uint64_t diagnostics_lost; /* diagnostics beyond CAUSAL_MAX_DIAGS */
