@@ -153,6 +153,13 @@ int causal_profile_read_stream(struct causal_profile *p, FILE *in, const char *n
 int causal_profile_read_buffer(struct causal_profile *p, const char *buf, size_t len,
 			       const char *name, const struct causal_read_options *opt);
 
+/*
+ * Whether text (a file's first lines) starts like a causal profile: its first
+ * non-blank line is one of the format's records, or a JSON Lines record.
+ * For commands that must not write a report over a profile.
+ */
+bool causal_profile_sniff(const char *text);
+
 /* The text of an interned string id ("" for an unknown id). */
 const char *causal_profile_string(const struct causal_profile *p, uint32_t id);
 /* The id of text if interned, else UINT32_MAX. */

@@ -292,3 +292,23 @@ uint32_t profile_get_string(struct reader *rd, const struct record *rec, const c
 		profile_out_of_memory(rd);
 	return id;
 }
+
+bool causal_profile_sniff(const char *text)
+{
+	static const char *const types[] = {
+	    PROFILE_RECORD_STARTUP,    PROFILE_RECORD_LEVER,	PROFILE_RECORD_EXPERIMENT,
+	    PROFILE_RECORD_THROUGHPUT, PROFILE_RECORD_PROGRESS, PROFILE_RECORD_LATENCY,
+	    PROFILE_RECORD_RUNTIME,    PROFILE_RECORD_SAMPLES,	PROFILE_RECORD_SHUTDOWN,
+	};
+	const char *line = text + strspn(text, " \t\r\n");
+
+	if (line[0] == '{')
+		return strstr(line, "\"" PROFILE_JSON_KEY_TYPE "\"") != NULL;
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		size_t n = strlen(types[i]);
+
+		if (strncmp(line, types[i], n) == 0 && line[n] == PROFILE_SEPARATOR[0])
+			return true;
+	}
+	return false;
+}

@@ -257,8 +257,8 @@ int cmd_causal_report(int argc, char **argv)
 	n = first < argc ? argc - first : 1;
 	o.report.files = paths;
 	o.report.n_files = (size_t)n;
-	if (report_output_check(o.html, (const char *const *)paths, (size_t)n, o.force, err,
-				sizeof(err))) {
+	if (report_output_check(o.html, (const char *const *)paths, (size_t)n, o.force,
+				cli_data_kind, err, sizeof(err))) {
 		fprintf(stderr, "lever causal report: %s\n", err);
 		return 1;
 	}

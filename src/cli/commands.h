@@ -35,4 +35,10 @@ int cmd_causal_sweep(int argc, char **argv);
 /* A --arrival-speedup value (causal.c): a time, bare numbers in ns, at most 1h. */
 bool causal_parse_arrival_speedup(const char *text, uint64_t *ns);
 
+/*
+ * What an existing file holds if it is data a run produced (a causal profile,
+ * samples), for report_output_check(); NULL for anything else (data_files.c).
+ */
+const char *cli_data_kind(const char *head);
+
 #endif

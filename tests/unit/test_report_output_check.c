@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * report_output_check (src/report/output_check.c): a report file never
+ * report_output_check (src/report/output_check.c) with the CLI's recogniser of
+ * data files (src/cli/data_files.c): a report file never
  * replaces one of the command's inputs (by device and inode: another name or
  * a hard link is the same file), and replaces an existing causal profile or
  * samples file only with force; reports, new files and "-" are fine.
@@ -16,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "cli/commands.h"
 #include "report/report.h"
 
 static char dir[64];
@@ -45,7 +47,8 @@ static int check(const char *out, const char *input, bool force)
 	const char *inputs[] = {input};
 
 	err[0] = '\0';
-	return report_output_check(out, inputs, input ? 1 : 0, force, err, sizeof(err));
+	return report_output_check(out, inputs, input ? 1 : 0, force, cli_data_kind, err,
+				   sizeof(err));
 }
 
 static int setup(void **state)
