@@ -5,3 +5,6 @@
 lever_unit_test(test_layout
   SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_layout.c
   LIBS lever_layout lever_report lever_base m)
+lever_unit_test(test_layout_cache
+  SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_layout_cache.c
+  LIBS lever_layout lever_report lever_base m)
