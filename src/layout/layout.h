@@ -212,6 +212,8 @@ size_t layout_rank(struct layout_suggestion *sg, size_t n, const struct layout_p
 void layout_print_annotated(FILE *f, const struct layout_struct *s);
 /* The suggestion as a ready-to-paste C struct, with pahole-style offsets. */
 void layout_print_suggestion(FILE *f, const struct layout_suggestion *sg);
+/* G's ranked list: "In struct S you will save N misses", in the order given. */
+void layout_print_ranking(FILE *f, const struct layout_suggestion *sg, size_t n);
 /* Everything as one JSON document (array of structs with their suggestion). */
 void layout_write_json(FILE *f, const struct layout_suggestion *sg, size_t n);
 

@@ -8,3 +8,8 @@ lever_unit_test(test_layout
 lever_unit_test(test_layout_cache
   SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_layout_cache.c
   LIBS lever_layout lever_report lever_base m)
+if(JANSSON_FOUND)
+  lever_unit_test(test_layout_print
+    SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_layout_print.c
+    LIBS lever_layout lever_report lever_base PkgConfig::JANSSON m)
+endif()
