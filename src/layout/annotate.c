@@ -218,8 +218,10 @@ int layout_annotate(struct layout_program *p, const struct layout_sample *sample
 		if (p->refs[i].struct_index >= p->n_structs ||
 		    p->refs[i].field_index >= p->structs[p->refs[i].struct_index]->n_fields)
 			return -1;
-	qsort(p->refs, p->n_refs, sizeof(*p->refs), compare_refs);
-	qsort(p->blocks, p->n_blocks, sizeof(*p->blocks), compare_blocks);
+	if (p->n_refs)
+		qsort(p->refs, p->n_refs, sizeof(*p->refs), compare_refs);
+	if (p->n_blocks)
+		qsort(p->blocks, p->n_blocks, sizeof(*p->blocks), compare_blocks);
 	for (size_t k = 0; k < n_samples && rc == 0; k++) {
 		const struct layout_sample *smp = &samples[k];
 		size_t i = refs_lower_bound(p, smp->pc);

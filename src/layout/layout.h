@@ -198,6 +198,22 @@ uint64_t layout_sharing_weight(const struct layout_struct *s, const uint32_t *or
 bool layout_order_by_threads(const struct layout_struct *s, const struct layout_params *params,
 			     uint32_t *order, bool *line_start);
 
+/*
+ * False sharing (the brief of algorithm F, spec §8.7 "false-sharing
+ * report"): two different fields on one line of the given layout, one
+ * written by thread t, the other touched by a thread u != t.
+ */
+struct layout_false_sharing {
+	uint32_t line;
+	uint32_t written_field, other_field; /* field indexes */
+	uint32_t writer_tid, other_tid;
+	uint64_t weight; /* min(t's writes to the written field, u's weight on the other) */
+};
+/* Fills up to max pairs (line, then field, then thread order); returns how many exist. */
+size_t layout_find_false_sharing(const struct layout_struct *s, const uint32_t *order,
+				 const bool *line_start, struct layout_false_sharing *out,
+				 size_t max);
+
 /* G for one struct: fills *out (free with layout_suggestion_clear). -1 on ENOMEM. */
 int layout_suggest(const struct layout_struct *s, const struct layout_params *params,
 		   struct layout_suggestion *out);
@@ -214,6 +230,8 @@ void layout_print_annotated(FILE *f, const struct layout_struct *s);
 void layout_print_suggestion(FILE *f, const struct layout_suggestion *sg);
 /* G's ranked list: "In struct S you will save N misses", in the order given. */
 void layout_print_ranking(FILE *f, const struct layout_suggestion *sg, size_t n);
+/* The false-sharing pairs of the original layout, one line each ("" if none). */
+void layout_print_false_sharing(FILE *f, const struct layout_struct *s);
 /* Everything as one JSON document (array of structs with their suggestion). */
 void layout_write_json(FILE *f, const struct layout_suggestion *sg, size_t n);
 

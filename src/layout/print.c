@@ -179,6 +179,30 @@ void layout_print_ranking(FILE *f, const struct layout_suggestion *sg, size_t n)
 			sg[i].s->name, sg[i].benefit, algorithm_name(sg[i].algorithm));
 }
 
+void layout_print_false_sharing(FILE *f, const struct layout_struct *s)
+{
+	uint32_t *identity = malloc((s->n_fields ? s->n_fields : 1) * sizeof(*identity));
+	struct layout_false_sharing pairs[64];
+	size_t n;
+
+	if (!identity)
+		return;
+	for (size_t i = 0; i < s->n_fields; i++)
+		identity[i] = (uint32_t)i;
+	n = layout_find_false_sharing(s, identity, NULL, pairs, 64);
+	for (size_t i = 0; i < n && i < 64; i++)
+		fprintf(f,
+			"/* false sharing in %s, cacheline %" PRIu32
+			": %s written by thread %" PRIu32 ", %s used by thread %" PRIu32
+			" (weight %" PRIu64 ") */\n",
+			s->name, pairs[i].line, s->fields[pairs[i].written_field].name,
+			pairs[i].writer_tid, s->fields[pairs[i].other_field].name,
+			pairs[i].other_tid, pairs[i].weight);
+	if (n > 64)
+		fprintf(f, "/* ... and %zu more false-sharing pairs in %s */\n", n - 64, s->name);
+	free(identity);
+}
+
 static void write_field_json(struct report_json *j, const struct layout_field *f)
 {
 	report_json_object_begin(j);

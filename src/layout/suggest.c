@@ -42,18 +42,17 @@ static void merge_fixed(const struct layout_struct *s, const uint32_t *free_seq,
 		order[pos] = field_is_fixed(&s->fields[pos]) ? (uint32_t)pos : free_seq[next++];
 }
 
-static const struct layout_struct *sort_struct; /* qsort has no context argument */
-
 static double mean_order(const struct layout_field *f)
 {
 	return f->adj ? f->order_sum / (double)f->adj : 0.0;
 }
 
 /* spec §2.7D [I]: key (-adj, original ordinal); zero counts keep their order. */
-static int compare_by_misses(const void *a, const void *b)
+static int compare_by_misses(const void *a, const void *b, void *ctx)
 {
+	const struct layout_struct *s = ctx;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	const struct layout_field *fx = &sort_struct->fields[x], *fy = &sort_struct->fields[y];
+	const struct layout_field *fx = &s->fields[x], *fy = &s->fields[y];
 
 	if (fx->adj != fy->adj)
 		return fx->adj > fy->adj ? -1 : 1;
@@ -61,10 +60,11 @@ static int compare_by_misses(const void *a, const void *b)
 }
 
 /* The enhanced variant inside a group of close counts: access order, then ordinal. */
-static int compare_by_access_order(const void *a, const void *b)
+static int compare_by_access_order(const void *a, const void *b, void *ctx)
 {
+	const struct layout_struct *s = ctx;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	double ox = mean_order(&sort_struct->fields[x]), oy = mean_order(&sort_struct->fields[y]);
+	double ox = mean_order(&s->fields[x]), oy = mean_order(&s->fields[y]);
 
 	if (ox != oy)
 		return ox < oy ? -1 : 1;
@@ -88,7 +88,7 @@ static void order_close_counts(const struct layout_struct *s, uint32_t *seq, siz
 		while (end < n && s->fields[seq[end]].adj &&
 		       (double)s->fields[seq[end]].adj >= top * (1.0 - tolerance))
 			end++;
-		qsort(seq + start, end - start, sizeof(*seq), compare_by_access_order);
+		qsort_r(seq + start, end - start, sizeof(*seq), compare_by_access_order, (void *)s);
 		start = end;
 	}
 }
@@ -97,11 +97,11 @@ static void order_close_counts(const struct layout_struct *s, uint32_t *seq, siz
 static void sort_free_fields(const struct layout_struct *s, const struct layout_params *params,
 			     uint32_t *seq, size_t n)
 {
-	sort_struct = s;
-	qsort(seq, n, sizeof(*seq), compare_by_misses);
+	if (!n)
+		return;
+	qsort_r(seq, n, sizeof(*seq), compare_by_misses, (void *)s);
 	if (params->tolerance > 0)
 		order_close_counts(s, seq, n, params->tolerance);
-	sort_struct = NULL;
 }
 
 void layout_order_by_misses(const struct layout_struct *s, const struct layout_params *params,
@@ -507,9 +507,58 @@ size_t layout_rank(struct layout_suggestion *sg, size_t n, const struct layout_p
 {
 	size_t passing = 0;
 
-	qsort(sg, n, sizeof(*sg), compare_suggestions);
+	if (n)
+		qsort(sg, n, sizeof(*sg), compare_suggestions);
 	/* the thesis reordered structs that saved more than its cut-off (§2.7G step 5) */
 	while (passing < n && sg[passing].benefit > params->threshold)
 		passing++;
 	return passing;
+}
+
+/* ---------------------------------------------------------------- false sharing */
+
+static void pairs_of_fields(const struct layout_struct *s, uint32_t line, uint32_t fw, uint32_t fo,
+			    struct layout_false_sharing *out, size_t max, size_t *count)
+{
+	const struct layout_field *w = &s->fields[fw], *o = &s->fields[fo];
+
+	for (size_t t = 0; t < w->n_threads; t++) {
+		if (!w->threads[t].writes)
+			continue;
+		for (size_t u = 0; u < o->n_threads; u++) {
+			uint64_t a = w->threads[t].writes, b = o->threads[u].weight;
+
+			if (o->threads[u].tid == w->threads[t].tid || !b)
+				continue;
+			if (*count < max)
+				out[*count] =
+				    (struct layout_false_sharing){.line = line,
+								  .written_field = fw,
+								  .other_field = fo,
+								  .writer_tid = w->threads[t].tid,
+								  .other_tid = o->threads[u].tid,
+								  .weight = a < b ? a : b};
+			(*count)++;
+		}
+	}
+}
+
+size_t layout_find_false_sharing(const struct layout_struct *s, const uint32_t *order,
+				 const bool *line_start, struct layout_false_sharing *out,
+				 size_t max)
+{
+	struct line_walk w;
+	size_t count = 0;
+
+	if (!walk_begin(&w, s, order, line_start))
+		return 0;
+	for (size_t i = 0; i < w.n; i++)
+		for (size_t k = 0; k < w.n; k++) {
+			uint32_t line = w.offsets[i] / LAYOUT_LINE_SIZE;
+
+			if (k != i && w.offsets[k] / LAYOUT_LINE_SIZE == line)
+				pairs_of_fields(s, line, order[i], order[k], out, max, &count);
+		}
+	free(w.offsets);
+	return count;
 }

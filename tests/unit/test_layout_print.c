@@ -270,6 +270,41 @@ static void test_thread_suggestion_pastes(void **state)
 	layout_struct_free(s);
 }
 
+/* fd (thread 1 writes) shares line 1 with misses and gets (thread 2 writes). */
+static void test_false_sharing_report(void **state)
+{
+	struct layout_struct *s = conn();
+	struct layout_params params;
+	struct layout_suggestion sg;
+	struct layout_false_sharing pairs[2];
+	struct capture c;
+
+	(void)state;
+	layout_print_false_sharing(capture_begin(&c), s);
+	assert_string_equal(
+	    capture_end(&c),
+	    "/* false sharing in conn, cacheline 1: fd written by thread 1, misses "
+	    "used by thread 2 (weight 30) */\n"
+	    "/* false sharing in conn, cacheline 1: fd written by thread 1, gets used "
+	    "by thread 2 (weight 30) */\n"
+	    "/* false sharing in conn, cacheline 1: misses written by thread 2, fd "
+	    "used by thread 1 (weight 30) */\n"
+	    "/* false sharing in conn, cacheline 1: gets written by thread 2, fd used "
+	    "by thread 1 (weight 30) */\n");
+	free(c.text);
+	/* hits is only read by thread 1: alone on line 0 it shares nothing */
+	layout_params_default(&params);
+	assert_int_equal(layout_suggest(s, &params, &sg), 0);
+	assert_int_equal(layout_find_false_sharing(s, sg.order, sg.line_start, pairs, 2), 0);
+	/* max bounds what is filled, not what is counted */
+	for (size_t i = 0; i < s->n_fields; i++)
+		sg.order[i] = (uint32_t)i;
+	assert_int_equal(layout_find_false_sharing(s, sg.order, NULL, pairs, 2), 4);
+	assert_int_equal(pairs[1].other_field, 5);
+	layout_suggestion_clear(&sg);
+	layout_struct_free(s);
+}
+
 static void test_keep_original_says_so(void **state)
 {
 	struct layout_struct *s = foo();
@@ -351,6 +386,7 @@ int main(void)
 	    cmocka_unit_test(test_suggestion_and_ranking_table_3_2),
 	    cmocka_unit_test(test_annotated_holes_boundaries_flexible),
 	    cmocka_unit_test(test_thread_suggestion_pastes),
+	    cmocka_unit_test(test_false_sharing_report),
 	    cmocka_unit_test(test_keep_original_says_so),
 	    cmocka_unit_test(test_json_report),
 	};
