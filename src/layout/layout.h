@@ -147,6 +147,22 @@ enum layout_adjust_mode {
 int layout_annotate(struct layout_program *p, const struct layout_sample *samples, size_t n_samples,
 		    enum layout_adjust_mode mode);
 
+/* ------------------------------------------------------------ record file */
+
+/* A layout record (doc/formats/layout-record.md): structs, references, blocks, samples. */
+struct layout_record {
+	struct layout_program program;
+	size_t n_samples;
+	struct layout_sample *samples;
+};
+/*
+ * Read a record; `name` is the file name used in messages. On error
+ * returns -1 with "NAME:LINE: what is wrong" in err, and rec empty.
+ */
+int layout_record_read(FILE *f, const char *name, struct layout_record *rec, char *err,
+		       size_t err_size);
+void layout_record_free(struct layout_record *rec);
+
 /* ------------------------------------------------------------ suggestions (D–G) */
 
 enum layout_algorithm {

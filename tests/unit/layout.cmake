@@ -13,3 +13,6 @@ if(JANSSON_FOUND)
     SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_layout_print.c
     LIBS lever_layout lever_report lever_base PkgConfig::JANSSON m)
 endif()
+lever_unit_test(test_layout_record
+  SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_layout_record.c
+  LIBS lever_layout lever_report lever_base m)
