@@ -433,7 +433,7 @@ int layout_suggest(const struct layout_struct *s, const struct layout_params *pa
 		   struct layout_suggestion *out)
 {
 	size_t n = s->n_fields;
-	uint32_t *identity = malloc(n * sizeof(*identity));
+	uint32_t *identity = calloc(n ? n : 1, sizeof(*identity));
 	uint32_t *thread_order = malloc(n * sizeof(*thread_order));
 	bool *thread_lines = calloc(n, sizeof(*thread_lines));
 	uint64_t thread_benefit = 0;
@@ -461,6 +461,15 @@ int layout_suggest(const struct layout_struct *s, const struct layout_params *pa
 	out->algorithm = LAYOUT_ALGO_MISSES;
 	out->saved = layout_estimate_saved(s, out->order, NULL);
 	out->benefit = out->saved;
+	/*
+	 * Estimator E is positive even when nothing moves (spec §2.7E
+	 * critique); a suggestion equal to the original has nothing to apply,
+	 * so it competes and ranks with benefit 0 (its E stays in `saved`).
+	 */
+	if (is_identity(out->order, NULL, n)) {
+		out->algorithm = LAYOUT_ALGO_ORIGINAL;
+		out->benefit = 0;
+	}
 
 	/* F's benefit: sharing avoided plus E's term on its layout (spec §2.7F step 5). */
 	if (layout_order_by_threads(s, params, thread_order, thread_lines)) {
@@ -468,7 +477,8 @@ int layout_suggest(const struct layout_struct *s, const struct layout_params *pa
 		uint64_t avoided = out->sharing_before > after ? out->sharing_before - after : 0;
 
 		thread_benefit = avoided + layout_estimate_saved(s, thread_order, thread_lines);
-		if (thread_benefit > out->benefit) {
+		/* on a tie D wins: it does not grow the struct */
+		if (thread_benefit > out->benefit && !is_identity(thread_order, thread_lines, n)) {
 			memcpy(out->order, thread_order, n * sizeof(*thread_order));
 			memcpy(out->line_start, thread_lines, n * sizeof(*thread_lines));
 			out->algorithm = LAYOUT_ALGO_THREADS;
@@ -479,15 +489,6 @@ int layout_suggest(const struct layout_struct *s, const struct layout_params *pa
 	out->size = layout_place(s, out->order, out->line_start, out->offsets);
 	out->modelled_after = layout_modelled_misses(s, out->order, out->line_start);
 	out->sharing_after = layout_sharing_weight(s, out->order, out->line_start);
-	/*
-	 * Estimator E is positive even when nothing moves (spec §2.7E
-	 * critique); a suggestion equal to the original has nothing to apply,
-	 * so it ranks with benefit 0 (its E stays in `saved`).
-	 */
-	if (is_identity(out->order, out->line_start, n)) {
-		out->algorithm = LAYOUT_ALGO_ORIGINAL;
-		out->benefit = 0;
-	}
 	free(identity);
 	free(thread_order);
 	free(thread_lines);

@@ -408,6 +408,38 @@ static void test_thread_example_separates_lines(void **state)
 	layout_struct_free(s);
 }
 
+/*
+ * A false-sharing pair already in miss order: D would leave the struct as
+ * it is (benefit 0, whatever E says), so F's separation must win.
+ */
+static void test_false_sharing_pair_in_miss_order_goes_to_threads(void **state)
+{
+	static const struct field_spec f[] = {{"long", "hits", NULL, 8, 8},
+					      {"long", "misses", NULL, 8, 8},
+					      {"char", "name", "[48]", 48, 1}};
+	struct layout_struct *s = build("counters", f, 3);
+	struct layout_reference refs[2] = {{.pc = 0x10, .field_index = 0, .write = true},
+					   {.pc = 0x20, .field_index = 1, .write = true}};
+	struct layout_sample samples[2] = {{.pc = 0x10, .count = 400, .tid = 1},
+					   {.pc = 0x20, .count = 300, .tid = 2}};
+	struct layout_program p = {.n_structs = 1, .structs = &s, .n_refs = 2, .refs = refs};
+	struct layout_params params;
+	struct layout_suggestion sg;
+
+	(void)state;
+	assert_int_equal(layout_annotate(&p, samples, 2, LAYOUT_ADJUST_THESIS), 0);
+	layout_params_default(&params);
+	assert_int_equal(layout_suggest(s, &params, &sg), 0);
+	assert_int_equal(sg.algorithm, LAYOUT_ALGO_THREADS);
+	assert_int_equal(sg.sharing_before, 300);
+	assert_int_equal(sg.sharing_after, 0);
+	assert_int_equal(sg.benefit, 300);
+	assert_string_equal(s->fields[sg.order[1]].name, "misses");
+	assert_int_equal(sg.offsets[1], 64);
+	layout_suggestion_clear(&sg);
+	layout_struct_free(s);
+}
+
 /* G: the ranked list, the cut-off, and no benefit for "leave it as is". */
 static void test_rank_and_threshold(void **state)
 {
@@ -451,6 +483,7 @@ int main(void)
 	    cmocka_unit_test(test_ordering_aware_tolerance),
 	    cmocka_unit_test(test_constraints_flexible_and_pinned),
 	    cmocka_unit_test(test_thread_example_separates_lines),
+	    cmocka_unit_test(test_false_sharing_pair_in_miss_order_goes_to_threads),
 	    cmocka_unit_test(test_rank_and_threshold),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
