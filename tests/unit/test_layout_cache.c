@@ -259,6 +259,100 @@ static void test_directory_growth(void **state)
 	layout_cache_free(m);
 }
 
+/*
+ * The pipeline against the model: 1024 line-aligned objects of twelve
+ * 8-byte fields; one basic block reads f2, f8 and f9 of each object, four
+ * sweeps, more lines than L1 holds. The model's L1 misses per field become
+ * the samples (period 1); the suggestion, applied, must cut the model's
+ * misses by estimator E: the original misses f2's line and f8's (f9 hits
+ * behind f8); Algorithm 3 credits f9 with f8's misses, D puts f2, f8, f9 in
+ * one line, E = raw(f8) + raw(f9) = one miss per object and sweep.
+ */
+#define N_OBJECTS 1024
+#define SWEEPS	  4
+#define STRIDE	  128
+
+static const uint32_t touched_fields[3] = {2, 8, 9};
+
+/* Misses of the sweeps with field i at offsets[i]; fills per-field L1 misses. */
+static uint64_t simulate_sweeps(const uint32_t *offsets, uint64_t *field_misses)
+{
+	struct layout_cache_config c;
+	struct layout_cache *m;
+	uint64_t total;
+
+	layout_cache_config_default(&c);
+	c.cores = 1;
+	m = layout_cache_new(&c);
+	assert_non_null(m);
+	for (int sweep = 0; sweep < SWEEPS; sweep++)
+		for (uint64_t obj = 0; obj < N_OBJECTS; obj++)
+			for (int k = 0; k < 3; k++) {
+				uint32_t f = touched_fields[k];
+				struct layout_cache_event e = {.core = 0,
+							       .addr = 0x100000 + obj * STRIDE +
+								       offsets[f],
+							       .size = 8,
+							       .struct_index = 0,
+							       .field_index = (int32_t)f};
+				assert_int_equal(layout_cache_access(m, &e), 0);
+			}
+	for (uint32_t f = 0; f < 12; f++)
+		field_misses[f] = layout_cache_field_counts(m, 0, f).l1_load_miss;
+	total = layout_cache_totals(m)->l1_load_miss;
+	layout_cache_free(m);
+	return total;
+}
+
+static void test_suggestion_cuts_model_misses_by_estimate(void **state)
+{
+	static const char *names[12] = {"f0", "f1", "f2", "f3", "f4",  "f5",
+					"f6", "f7", "f8", "f9", "f10", "f11"};
+	struct layout_struct *s = layout_struct_new("twelve");
+	struct layout_reference refs[3];
+	struct layout_sample samples[3];
+	struct layout_block block = {0x10, 0x20};
+	struct layout_program p = {.n_structs = 1,
+				   .structs = &s,
+				   .refs = refs,
+				   .n_refs = 3,
+				   .blocks = &block,
+				   .n_blocks = 1};
+	struct layout_params params;
+	struct layout_suggestion sg;
+	uint32_t offsets[12], new_offsets[12];
+	uint64_t misses[12], after_misses[12], before, after;
+
+	(void)state;
+	for (uint32_t i = 0; i < 12; i++) {
+		assert_int_equal(layout_struct_add_field(s, "long", names[i], NULL, 8 * i, 8, 8),
+				 0);
+		offsets[i] = 8 * i;
+	}
+	assert_int_equal(layout_struct_finish(s), 0);
+	before = simulate_sweeps(offsets, misses);
+	assert_int_equal(before, 2 * N_OBJECTS * SWEEPS);
+	assert_int_equal(misses[9], 0); /* hidden behind f8's miss */
+	for (int k = 0; k < 3; k++) {
+		refs[k] = (struct layout_reference){.pc = 0x10 + 8 * (uint64_t)k,
+						    .field_index = touched_fields[k]};
+		samples[k] =
+		    (struct layout_sample){.pc = refs[k].pc, .count = misses[touched_fields[k]]};
+	}
+	assert_int_equal(layout_annotate(&p, samples, 3, LAYOUT_ADJUST_THESIS), 0);
+	assert_int_equal(s->fields[9].adj, N_OBJECTS * SWEEPS);
+	layout_params_default(&params);
+	assert_int_equal(layout_suggest(s, &params, &sg), 0);
+	for (size_t k = 0; k < 12; k++)
+		new_offsets[sg.order[k]] = sg.offsets[k];
+	after = simulate_sweeps(new_offsets, after_misses);
+	assert_int_equal(sg.saved, N_OBJECTS * SWEEPS);
+	/* the issue asks for the estimate within 20%; on this design it is exact */
+	assert_int_equal(before - after, sg.saved);
+	layout_suggestion_clear(&sg);
+	layout_struct_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -270,6 +364,7 @@ int main(void)
 	    cmocka_unit_test(test_eviction_leaves_sharer_set),
 	    cmocka_unit_test(test_bad_configuration_and_events),
 	    cmocka_unit_test(test_directory_growth),
+	    cmocka_unit_test(test_suggestion_cuts_model_misses_by_estimate),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
