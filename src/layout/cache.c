@@ -41,6 +41,7 @@ struct line_state {
 };
 
 struct field_counts {
+	uint64_t key_plus_1; /* (struct << 32 | field) + 1; 0: free slot */
 	uint32_t struct_index, field_index;
 	struct layout_cache_counts counts;
 };
@@ -55,7 +56,8 @@ struct layout_cache {
 	struct line_state *dir;
 	uint64_t *masks;
 	struct layout_cache_counts totals;
-	size_t n_fields;
+	/* per-(struct, field) counts: open addressing, key + 1 = 0 is free */
+	size_t fields_cap, n_fields;
 	struct field_counts *fields;
 };
 
@@ -187,9 +189,15 @@ static void level_remove(struct cache_level *l, uint64_t line)
 
 /* ------------------------------------------------------------ directory */
 
+/* Fibonacci hashing: the top bits of line × 2^64/φ spread consecutive lines. */
+static size_t hash_slot(uint64_t key, size_t cap)
+{
+	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - __builtin_ctzll(cap)));
+}
+
 static size_t dir_slot(const struct layout_cache *m, uint64_t line)
 {
-	size_t i = (size_t)((line * 0x9e3779b97f4a7c15ull) >> 20) & (m->dir_cap - 1);
+	size_t i = hash_slot(line, m->dir_cap);
 
 	while (m->dir[i].line_plus_1 && m->dir[i].line_plus_1 != line + 1)
 		i = (i + 1) & (m->dir_cap - 1);
@@ -392,29 +400,61 @@ static void add_counts(struct layout_cache_counts *to, const struct layout_cache
 	to->inval += d->inval;
 }
 
-static struct field_counts *find_field(const struct layout_cache *m, uint32_t s, uint32_t f)
+static uint64_t field_key(uint32_t s, uint32_t f)
 {
-	for (size_t i = 0; i < m->n_fields; i++)
-		if (m->fields[i].struct_index == s && m->fields[i].field_index == f)
-			return &m->fields[i];
-	return NULL;
+	return ((uint64_t)s << 32 | f) + 1;
+}
+
+static size_t field_slot(const struct field_counts *table, size_t cap, uint64_t key)
+{
+	size_t i = hash_slot(key, cap);
+
+	while (table[i].key_plus_1 && table[i].key_plus_1 != key)
+		i = (i + 1) & (cap - 1);
+	return i;
+}
+
+static const struct field_counts *find_field(const struct layout_cache *m, uint32_t s, uint32_t f)
+{
+	size_t i;
+
+	if (!m->fields_cap)
+		return NULL;
+	i = field_slot(m->fields, m->fields_cap, field_key(s, f));
+	return m->fields[i].key_plus_1 ? &m->fields[i] : NULL;
+}
+
+static int fields_grow(struct layout_cache *m)
+{
+	size_t cap = m->fields_cap ? 2 * m->fields_cap : 64;
+	struct field_counts *table = calloc(cap, sizeof(*table));
+
+	if (!table)
+		return -1;
+	for (size_t i = 0; i < m->fields_cap; i++)
+		if (m->fields[i].key_plus_1)
+			table[field_slot(table, cap, m->fields[i].key_plus_1)] = m->fields[i];
+	free(m->fields);
+	m->fields = table;
+	m->fields_cap = cap;
+	return 0;
 }
 
 static int add_field_counts(struct layout_cache *m, uint32_t s, uint32_t f,
 			    const struct layout_cache_counts *d)
 {
-	struct field_counts *fc = find_field(m, s, f);
+	uint64_t key = field_key(s, f);
+	size_t i;
 
-	if (!fc) {
-		struct field_counts *grown =
-		    realloc(m->fields, (m->n_fields + 1) * sizeof(*m->fields));
-		if (!grown)
-			return -1;
-		m->fields = grown;
-		fc = &m->fields[m->n_fields++];
-		*fc = (struct field_counts){.struct_index = s, .field_index = f};
+	if (2 * (m->n_fields + 1) > m->fields_cap && fields_grow(m))
+		return -1;
+	i = field_slot(m->fields, m->fields_cap, key);
+	if (!m->fields[i].key_plus_1) {
+		m->fields[i] =
+		    (struct field_counts){.key_plus_1 = key, .struct_index = s, .field_index = f};
+		m->n_fields++;
 	}
-	add_counts(&fc->counts, d);
+	add_counts(&m->fields[i].counts, d);
 	return 0;
 }
 
