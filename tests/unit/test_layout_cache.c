@@ -259,6 +259,31 @@ static void test_directory_growth(void **state)
 	layout_cache_free(m);
 }
 
+/* Many (struct, field) pairs: each keeps its own counts as the table grows. */
+static void test_many_field_counters(void **state)
+{
+	struct layout_cache *m = tiny_cache(1);
+
+	(void)state;
+	for (int32_t st = 0; st < 10; st++)
+		for (int32_t f = 0; f < 30; f++)
+			for (int32_t k = 0; k <= f % 3; k++) {
+				struct layout_cache_event e = {.addr = (uint64_t)(st * 30 + f) * 64,
+							       .size = 4,
+							       .struct_index = st,
+							       .field_index = f};
+				assert_int_equal(layout_cache_access(m, &e), 0);
+			}
+	for (uint32_t st = 0; st < 10; st++)
+		for (uint32_t f = 0; f < 30; f++) {
+			struct layout_cache_counts c = layout_cache_field_counts(m, st, f);
+			assert_int_equal(c.accesses, f % 3 + 1);
+			assert_int_equal(c.cold_miss, 1);
+		}
+	assert_int_equal(layout_cache_field_counts(m, 10, 0).accesses, 0);
+	layout_cache_free(m);
+}
+
 /*
  * The pipeline against the model: 1024 line-aligned objects of twelve
  * 8-byte fields; one basic block reads f2, f8 and f9 of each object, four
@@ -364,6 +389,7 @@ int main(void)
 	    cmocka_unit_test(test_eviction_leaves_sharer_set),
 	    cmocka_unit_test(test_bad_configuration_and_events),
 	    cmocka_unit_test(test_directory_growth),
+	    cmocka_unit_test(test_many_field_counters),
 	    cmocka_unit_test(test_suggestion_cuts_model_misses_by_estimate),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
