@@ -169,7 +169,7 @@ static void print_text(FILE *out, const struct layout_options *o, const struct l
 	}
 	fprintf(out, "\n");
 	if (passing)
-		layout_print_ranking(out, sg, passing);
+		layout_print_ranking(out, sg, passing, rec->period);
 	else
 		fprintf(out, "No struct saves more than %llu samples.\n",
 			(unsigned long long)o->params.threshold);
@@ -209,7 +209,7 @@ static int layout_report(struct layout_options *o)
 	} else {
 		passing = layout_rank(sg, n, &o->params);
 		if (o->json)
-			layout_write_json(stdout, sg, n);
+			layout_write_json(stdout, sg, n, rec.period);
 		else
 			print_text(stdout, o, &rec, sg, n, passing);
 	}

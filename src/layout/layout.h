@@ -154,6 +154,7 @@ struct layout_record {
 	struct layout_program program;
 	size_t n_samples;
 	struct layout_sample *samples;
+	uint64_t period; /* events per sample; 0: not given */
 };
 /*
  * Read a record; `name` is the file name used in messages. On error
@@ -244,12 +245,16 @@ size_t layout_rank(struct layout_suggestion *sg, size_t n, const struct layout_p
 void layout_print_annotated(FILE *f, const struct layout_struct *s);
 /* The suggestion as a ready-to-paste C struct, with pahole-style offsets. */
 void layout_print_suggestion(FILE *f, const struct layout_suggestion *sg);
-/* G's ranked list: "In struct S you will save N misses", in the order given. */
-void layout_print_ranking(FILE *f, const struct layout_suggestion *sg, size_t n);
+/*
+ * G's ranked list: "In struct S you will save N misses", in the order
+ * given; with a sampling period above 1, also the events it stands for
+ * (samples × period, spec §2.2 "actual misses").
+ */
+void layout_print_ranking(FILE *f, const struct layout_suggestion *sg, size_t n, uint64_t period);
 /* The false-sharing pairs of the original layout, one line each ("" if none). */
 void layout_print_false_sharing(FILE *f, const struct layout_struct *s);
-/* Everything as one JSON document (array of structs with their suggestion). */
-void layout_write_json(FILE *f, const struct layout_suggestion *sg, size_t n);
+/* Everything as one JSON document (array of structs with their suggestion); period 0: unknown. */
+void layout_write_json(FILE *f, const struct layout_suggestion *sg, size_t n, uint64_t period);
 
 /* ------------------------------------------------------------ cache model (§8.4) */
 

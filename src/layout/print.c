@@ -172,11 +172,17 @@ void layout_print_suggestion(FILE *f, const struct layout_suggestion *sg)
 	free(m);
 }
 
-void layout_print_ranking(FILE *f, const struct layout_suggestion *sg, size_t n)
+void layout_print_ranking(FILE *f, const struct layout_suggestion *sg, size_t n, uint64_t period)
 {
-	for (size_t i = 0; i < n; i++)
-		fprintf(f, "In struct %s you will save %" PRIu64 " misses (samples; %s)\n",
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "In struct %s you will save %" PRIu64 " misses (samples; %s",
 			sg[i].s->name, sg[i].benefit, algorithm_name(sg[i].algorithm));
+		if (period > 1)
+			fprintf(f, "; about %.4g events at period %" PRIu64 ")\n",
+				(double)sg[i].benefit * (double)period, period);
+		else
+			fprintf(f, ")\n");
+	}
 }
 
 void layout_print_false_sharing(FILE *f, const struct layout_struct *s)
@@ -268,7 +274,7 @@ static void write_suggestion_json(struct report_json *j, const struct layout_sug
 	report_json_object_end(j);
 }
 
-void layout_write_json(FILE *f, const struct layout_suggestion *sg, size_t n)
+void layout_write_json(FILE *f, const struct layout_suggestion *sg, size_t n, uint64_t period)
 {
 	struct report_json j;
 
@@ -277,6 +283,11 @@ void layout_write_json(FILE *f, const struct layout_suggestion *sg, size_t n)
 	report_json_kv_string(&j, "format", "lever-layout-report");
 	report_json_kv_integer(&j, "version", 1);
 	report_json_kv_integer(&j, "line_size", LAYOUT_LINE_SIZE);
+	report_json_key(&j, "period");
+	if (period)
+		report_json_integer(&j, (long long)period);
+	else
+		report_json_null(&j);
 	report_json_key(&j, "structs");
 	report_json_array_begin(&j);
 	for (size_t i = 0; i < n; i++)

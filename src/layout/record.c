@@ -223,6 +223,22 @@ static int read_sample(struct reader *r, char **col, size_t n)
 	return 0;
 }
 
+static int read_period(struct reader *r, char **col, size_t n)
+{
+	uint64_t period;
+
+	if (n != 2)
+		return fail(r, "expected: period<TAB>EVENTS-PER-SAMPLE");
+	if (r->rec->period)
+		return fail(r, "period given twice");
+	if (parse_u64(r, col[1], "period", UINT64_MAX / 2, &period))
+		return -1;
+	if (!period)
+		return fail(r, "period 0: a sample stands for at least one event");
+	r->rec->period = period;
+	return 0;
+}
+
 static int read_line(struct reader *r, char *line, bool *seen_header)
 {
 	char *col[MAX_COLUMNS];
@@ -256,7 +272,10 @@ static int read_line(struct reader *r, char *line, bool *seen_header)
 		return read_block(r, col, n);
 	if (strcmp(col[0], "sample") == 0)
 		return read_sample(r, col, n);
-	return fail(r, "unknown record '%s' (known: struct, field, ref, block, sample)", col[0]);
+	if (strcmp(col[0], "period") == 0)
+		return read_period(r, col, n);
+	return fail(r, "unknown record '%s' (known: struct, field, ref, block, sample, period)",
+		    col[0]);
 }
 
 int layout_record_read(FILE *f, const char *name, struct layout_record *rec, char *err,

@@ -33,15 +33,17 @@ printf '%s\n' \
 	'sample	0x401030	128	1' \
 	'sample	0x402000	400	1' \
 	'sample	0x402100	300	2' \
-	'sample	0x999999	5' >"$tmp/r.record"
+	'sample	0x999999	5' \
+	'period	16384' >"$tmp/r.record"
 
 if ! "$lever" layout report "$tmp/r.record" >"$tmp/out.txt" 2>"$tmp/err.txt"; then
 	fail "report: exit $?: $(cat "$tmp/err.txt")"
 fi
-grep -q '978 samples, 5 without a reference' "$tmp/out.txt" || fail "no summary line"
-grep -q '^In struct counters you will save 300 misses (samples; by threads)$' "$tmp/out.txt" ||
+grep -q '978 samples (1 per 16384 events), 5 without a reference' "$tmp/out.txt" || fail "no summary line"
+grep -q '^In struct counters you will save 300 misses (samples; by threads; about 4.915e+06 events at period 16384)$' "$tmp/out.txt" ||
 	fail "counters not ranked first by threads"
-grep -q '^In struct foo you will save 145 misses' "$tmp/out.txt" || fail "foo: not 145"
+grep -q '^In struct foo you will save 145 misses (samples; by misses; about 2.376e+06 events at period 16384)$' "$tmp/out.txt" ||
+	fail "foo: not 145 samples × 16384"
 grep -q 'false sharing in counters, cacheline 0: hits written by thread 1' "$tmp/out.txt" ||
 	fail "false sharing not reported"
 grep -q 'misses __attribute__((aligned(64)));' "$tmp/out.txt" || fail "no aligned(64) group start"
@@ -67,7 +69,7 @@ cc -std=c11 -Wall -Werror -o "$tmp/check" "$tmp/check.c" 2>"$tmp/cc.txt" ||
 python3 - "$tmp/out.json" <<'PY' || fail "JSON report"
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["format"] == "lever-layout-report" and d["version"] == 1
+assert d["format"] == "lever-layout-report" and d["version"] == 1 and d["period"] == 16384
 s = {x["struct"]: x for x in d["structs"]}
 assert s["foo"]["suggestion"]["saved"] == 145
 assert [o["name"] for o in s["foo"]["suggestion"]["order"]] == ["d", "a", "c", "b"]

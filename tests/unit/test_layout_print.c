@@ -215,8 +215,13 @@ static void test_suggestion_and_ranking_table_3_2(void **state)
 	layout_print_suggestion(capture_begin(&c), &sg);
 	assert_string_equal(capture_end(&c), foo_suggested);
 	free(c.text);
-	layout_print_ranking(capture_begin(&c), &sg, 1);
+	layout_print_ranking(capture_begin(&c), &sg, 1, 0);
 	assert_string_equal(capture_end(&c), foo_ranking);
+	free(c.text);
+	/* the thesis's interval: samples × 16384 */
+	layout_print_ranking(capture_begin(&c), &sg, 1, 16384);
+	assert_string_equal(capture_end(&c), "In struct foo you will save 145 misses (samples; by "
+					     "misses; about 2.376e+06 events at period 16384)\n");
 	free(c.text);
 	layout_suggestion_clear(&sg);
 	layout_struct_free(s);
@@ -339,12 +344,13 @@ static void test_json_report(void **state)
 	layout_params_default(&params);
 	for (int i = 0; i < 2; i++)
 		assert_int_equal(layout_suggest(s[i], &params, &sg[i]), 0);
-	layout_write_json(capture_begin(&c), sg, 2);
+	layout_write_json(capture_begin(&c), sg, 2, 16384);
 	root = json_loads(capture_end(&c), 0, &error);
 	assert_non_null(root);
 	assert_string_equal(json_string_value(json_object_get(root, "format")),
 			    "lever-layout-report");
 	assert_int_equal(json_integer_value(json_object_get(root, "version")), 1);
+	assert_int_equal(json_integer_value(json_object_get(root, "period")), 16384);
 	structs = json_object_get(root, "structs");
 	assert_int_equal(json_array_size(structs), 2);
 	first = json_array_get(structs, 0);

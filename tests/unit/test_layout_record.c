@@ -36,7 +36,8 @@ static const char table_3_2[] = "# thesis Table 3.2, one block per reference\n"
 				"sample\t0x401010\t15\t1\n"
 				"sample\t0x401020\t19\t1\n"
 				"sample\t0x401030\t128\n"
-				"sample\t0x402000\t7\n";
+				"sample\t0x402000\t7\n"
+				"period\t16384\n";
 
 static int read_text(const char *text, size_t len, struct layout_record *rec, char *err,
 		     size_t err_size)
@@ -64,6 +65,7 @@ static void test_read_and_analyse_table_3_2(void **state)
 	assert_int_equal(rec.program.n_refs, 4);
 	assert_int_equal(rec.program.n_blocks, 2);
 	assert_int_equal(rec.n_samples, 5);
+	assert_int_equal(rec.period, 16384);
 	s = rec.program.structs[0];
 	assert_int_equal(s->size, 32);
 	assert_true(rec.program.refs[3].write);
@@ -118,6 +120,8 @@ static void test_errors_name_file_and_line(void **state)
 	expect_error(FOO "ref\t0x10\tfoo\ta\n", "expected: ref");
 	expect_error(FOO "block\t0x20\t0x10\n", "block ends (0x10) before it starts (0x20)");
 	expect_error(FOO "sample\t0x10\tmany\n", "count: 'many' is not a number");
+	expect_error(FOO "period\t0\n", "t.record:4: period 0");
+	expect_error(FOO "period\t2\nperiod\t2\n", "t.record:5: period given twice");
 	expect_error(FOO "sample\t0x10\t1\t99999999999\n", "tid: '99999999999'");
 	expect_error(FOO "sample\t0x10\t1\t2\t3\t4\t5\t6\t7\t8\t9\n", "too many columns");
 }
