@@ -150,11 +150,11 @@ static void print_text(FILE *out, const struct layout_options *o, const struct l
 
 	for (size_t i = 0; i < rec->n_samples; i++)
 		total += rec->samples[i].count;
-	fprintf(
-	    out,
-	    "%s: %llu samples, %llu without a reference (dropped); %zu of %zu structs sampled\n",
-	    o->record, (unsigned long long)total, (unsigned long long)rec->program.unattributed, n,
-	    rec->program.n_structs);
+	fprintf(out, "%s: %llu samples", o->record, (unsigned long long)total);
+	if (rec->period)
+		fprintf(out, " (1 per %llu events)", (unsigned long long)rec->period);
+	fprintf(out, ", %llu without a reference (dropped); %zu of %zu structs sampled\n",
+		(unsigned long long)rec->program.unattributed, n, rec->program.n_structs);
 	for (size_t i = 0; i < n; i++) {
 		fprintf(out, "\n");
 		layout_print_annotated(out, sg[i].s);
