@@ -38,16 +38,19 @@ static const char layout_usage[] =
     "                    when grouping by thread (default 90)\n"
     "  --threshold N     suggest only structs that save more than N samples\n"
     "                    (the thesis used 500 for Redis, 50 for Memcached; default 0)\n"
+    "  --pack            fill holes with fields that have no samples (as pahole\n"
+    "                    --reorganize), when that grows neither size nor misses\n"
     "  --json            one JSON document instead of text\n"
     "  -h, --help        show this help\n";
 
-enum { OPT_ADJUST = 256, OPT_TOLERANCE, OPT_DOMINANT, OPT_THRESHOLD, OPT_JSON };
+enum { OPT_ADJUST = 256, OPT_TOLERANCE, OPT_DOMINANT, OPT_THRESHOLD, OPT_PACK, OPT_JSON };
 
 static const struct option layout_long_options[] = {
     {"adjust", required_argument, NULL, OPT_ADJUST},
     {"tolerance", required_argument, NULL, OPT_TOLERANCE},
     {"dominant", required_argument, NULL, OPT_DOMINANT},
     {"threshold", required_argument, NULL, OPT_THRESHOLD},
+    {"pack", no_argument, NULL, OPT_PACK},
     {"json", no_argument, NULL, OPT_JSON},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -126,6 +129,9 @@ static int parse_layout_options(struct layout_options *o, int argc, char **argv)
 				return layout_usage_error("--threshold: '%s' is not a count",
 							  optarg);
 			o->params.threshold = v;
+			break;
+		case OPT_PACK:
+			o->params.pack_holes = true;
 			break;
 		case OPT_JSON:
 			o->json = true;

@@ -178,8 +178,15 @@ struct layout_params {
 	double tolerance;
 	/* F: a thread holding at least this share of a field's weight owns it. */
 	double dominant_share;
-	/* G: structs whose best saving is below this are not suggested. */
+	/* G: structs saving no more than this are not suggested. */
 	uint64_t threshold;
+	/*
+	 * D: fill holes with fields that have no samples, as pahole's
+	 * --reorganize does (spec §8.7 "padding-aware packing"); a move is
+	 * kept only if it neither grows the struct nor raises the modelled
+	 * misses. Off by default: the thesis's order is printed as it is.
+	 */
+	bool pack_holes;
 };
 void layout_params_default(struct layout_params *params);
 

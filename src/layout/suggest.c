@@ -23,6 +23,7 @@ void layout_params_default(struct layout_params *params)
 	/* spec §2.7F: "for example 90%" */
 	params->dominant_share = 0.9;
 	params->threshold = 0;
+	params->pack_holes = false;
 }
 
 static bool field_is_fixed(const struct layout_field *f)
@@ -104,6 +105,80 @@ static void sort_free_fields(const struct layout_struct *s, const struct layout_
 		order_close_counts(s, seq, n, params->tolerance);
 }
 
+/* Move order[j] to position k (k < j), shifting the fields between. */
+static void move_to(uint32_t *order, size_t k, size_t j)
+{
+	uint32_t f = order[j];
+
+	memmove(order + k + 1, order + k, (j - k) * sizeof(*order));
+	order[k] = f;
+}
+
+static void move_back(uint32_t *order, size_t k, size_t j)
+{
+	uint32_t f = order[k];
+
+	memmove(order + k, order + k + 1, (j - k) * sizeof(*order));
+	order[j] = f;
+}
+
+/* Whether a field without samples at position j fits the hole before position k. */
+static bool fits_hole(const struct layout_struct *s, const uint32_t *order, const uint32_t *offsets,
+		      size_t k, size_t j)
+{
+	const struct layout_field *prev = &s->fields[order[k - 1]], *f = &s->fields[order[j]];
+	uint32_t start = offsets[k - 1] + prev->size;
+	uint32_t at = (start + f->align - 1) / f->align * f->align;
+
+	if (field_is_fixed(f) || f->adj || at + f->size > offsets[k])
+		return false;
+	/* a pinned field between would lose its position */
+	for (size_t i = k; i < j; i++)
+		if (field_is_fixed(&s->fields[order[i]]))
+			return false;
+	return true;
+}
+
+/* One accepted move, or false when no hole can take a cold field. */
+static bool pack_one(const struct layout_struct *s, uint32_t *order, uint32_t *offsets)
+{
+	size_t n = s->n_fields;
+	uint32_t size = layout_place(s, order, NULL, offsets);
+	uint64_t modelled = layout_modelled_misses(s, order, NULL);
+
+	for (size_t k = 1; k < n; k++) {
+		if (offsets[k] == offsets[k - 1] + s->fields[order[k - 1]].size)
+			continue;
+		for (size_t j = k + 1; j < n; j++) {
+			if (!fits_hole(s, order, offsets, k, j))
+				continue;
+			move_to(order, k, j);
+			if (layout_place(s, order, NULL, offsets) <= size &&
+			    layout_modelled_misses(s, order, NULL) <= modelled)
+				return true;
+			move_back(order, k, j);
+			layout_place(s, order, NULL, offsets);
+		}
+	}
+	return false;
+}
+
+static void pack_cold_into_holes(const struct layout_struct *s, uint32_t *order)
+{
+	uint32_t *offsets = malloc(s->n_fields * sizeof(*offsets));
+
+	if (!offsets)
+		return;
+	/*
+	 * A move only takes a cold field earlier, but it shifts the fields it
+	 * passes; n² moves bound the loop whatever the holes do meanwhile.
+	 */
+	for (size_t round = 0; round < s->n_fields * s->n_fields; round++)
+		if (!pack_one(s, order, offsets))
+			break;
+	free(offsets);
+}
+
 void layout_order_by_misses(const struct layout_struct *s, const struct layout_params *params,
 			    uint32_t *order)
 {
@@ -122,6 +197,8 @@ void layout_order_by_misses(const struct layout_struct *s, const struct layout_p
 	sort_free_fields(s, params, seq, n);
 	merge_fixed(s, seq, order);
 	free(seq);
+	if (params->pack_holes)
+		pack_cold_into_holes(s, order);
 }
 
 /*

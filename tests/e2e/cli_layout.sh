@@ -80,6 +80,21 @@ PY
 grep -q 'foo: saves 145 samples, not above --threshold 200' "$tmp/t.txt" || fail "threshold note"
 grep -q '^In struct foo' "$tmp/t.txt" && fail "foo ranked above the threshold"
 
+# --pack: counters' cold name[48] cannot fill anything; foo has no cold field: same output.
+"$lever" layout report --pack "$tmp/r.record" >"$tmp/pack.txt" || fail "--pack: exit $?"
+cmp -s "$tmp/out.txt" "$tmp/pack.txt" || fail "--pack changed a layout without holes to fill"
+
+# --pack moves a cold char into the hole after a hot one.
+printf '%s\n' 'lever-layout-record	1' 'struct	entry' 'field	cold	char	-	0	1	1' \
+	'field	key	long	-	8	8	8' 'field	tag	char	-	16	1	1' \
+	'ref	0x10	entry	key	r' 'ref	0x20	entry	tag	r' \
+	'sample	0x10	90' 'sample	0x20	100' >"$tmp/entry.record"
+"$lever" layout report "$tmp/entry.record" | grep -q 'size 24 -> 24 \*/$' || fail "entry unpacked"
+"$lever" layout report --pack "$tmp/entry.record" >"$tmp/entry.txt"
+grep -q 'size 24 -> 16 \*/$' "$tmp/entry.txt" || fail "--pack: entry not 16 bytes"
+grep -q '^	char                       cold;                 /\*     1     1 \*/$' "$tmp/entry.txt" ||
+	fail "--pack: cold not in the hole"
+
 # Errors: a usage error exits 2, a bad record 1 with file:line.
 expect_exit() {
 	local want=$1 pattern=$2

@@ -330,6 +330,36 @@ static void test_ordering_aware_tolerance(void **state)
 	layout_struct_free(s);
 }
 
+/* Padding-aware packing: cold chars fill the hole after a hot char. */
+static void test_pack_holes_with_cold_fields(void **state)
+{
+	static const struct field_spec f[] = {
+	    {"char", "tag", NULL, 1, 1},	   {"long", "key", NULL, 8, 8},
+	    {"char", "cold1", NULL, 1, 1},	   {"long", "value", NULL, 8, 8},
+	    {"short", "cold2", NULL, 2, 2},	   {"long", "next", NULL, 8, 8},
+	    {"unsigned char", "data", "[]", 0, 1},
+	};
+	static const uint64_t counts[7] = {100, 90, 0, 80, 0, 70, 0};
+	struct layout_struct *s = build("entry", f, 7);
+	struct layout_params params;
+	uint32_t order[7], offsets[7];
+
+	(void)state;
+	annotate_counts(s, counts);
+	layout_params_default(&params);
+	layout_order_by_misses(s, &params, order);
+	assert_order(s, order, "tag key value next cold1 cold2 data");
+	assert_int_equal(layout_place(s, order, NULL, offsets), 40);
+	params.pack_holes = true;
+	layout_order_by_misses(s, &params, order);
+	assert_order(s, order, "tag cold1 cold2 key value next data");
+	assert_int_equal(layout_place(s, order, NULL, offsets), 32);
+	assert_int_equal(offsets[2], 2); /* the short at its alignment */
+	/* hot fields keep their relative order and the estimate its value */
+	assert_int_equal(layout_estimate_saved(s, order, NULL), 90 + 80 + 70);
+	layout_struct_free(s);
+}
+
 /* ABI: the flexible array member stays last, a pinned field keeps its place. */
 static void test_constraints_flexible_and_pinned(void **state)
 {
@@ -481,6 +511,7 @@ int main(void)
 	    cmocka_unit_test(test_adjust_none_is_algorithm_2_only),
 	    cmocka_unit_test(test_annotate_refuses_bad_reference),
 	    cmocka_unit_test(test_ordering_aware_tolerance),
+	    cmocka_unit_test(test_pack_holes_with_cold_fields),
 	    cmocka_unit_test(test_constraints_flexible_and_pinned),
 	    cmocka_unit_test(test_thread_example_separates_lines),
 	    cmocka_unit_test(test_false_sharing_pair_in_miss_order_goes_to_threads),
