@@ -102,7 +102,7 @@ uint32_t layout_place(const struct layout_struct *s, const uint32_t *order, cons
 
 /* ------------------------------------------------------------ profile input */
 
-/* A program: the structs, the static reference table and the blocks. */
+/* The instruction at pc reads or writes a field (the thesis's "reference"). */
 struct layout_reference {
 	uint64_t pc;
 	uint32_t struct_index;
@@ -122,6 +122,7 @@ struct layout_sample {
 	uint32_t tid; /* 0: unknown */
 };
 
+/* A program: the structs, the static reference table and the blocks. */
 struct layout_program {
 	size_t n_structs;
 	struct layout_struct **structs;
@@ -143,7 +144,11 @@ enum layout_adjust_mode {
 	LAYOUT_ADJUST_NONE,
 };
 
-/* Algorithms A, B and C over all samples. -1 on allocation failure. */
+/*
+ * Algorithms A, B and C over all samples, adding to the counts the structs
+ * already hold (so several batches of samples accumulate). -1 on a
+ * reference to a struct or field that does not exist, or ENOMEM.
+ */
 int layout_annotate(struct layout_program *p, const struct layout_sample *samples, size_t n_samples,
 		    enum layout_adjust_mode mode);
 
