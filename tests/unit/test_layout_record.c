@@ -126,6 +126,34 @@ static void test_errors_name_file_and_line(void **state)
 	expect_error(FOO "sample\t0x10\t1\t2\t3\t4\t5\t6\t7\t8\t9\n", "too many columns");
 }
 
+static unsigned round_robin;
+
+static void analyse_and_print(const struct layout_record *rec)
+{
+	struct layout_params params;
+	struct layout_suggestion sg;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+
+	assert_non_null(out);
+	layout_params_default(&params);
+	params.pack_holes = round_robin++ % 2;
+	for (size_t i = 0; i < rec->program.n_structs; i++) {
+		const struct layout_struct *s = rec->program.structs[i];
+
+		assert_int_equal(layout_suggest(s, &params, &sg), 0);
+		layout_print_annotated(out, s);
+		layout_print_false_sharing(out, s);
+		layout_print_suggestion(out, &sg);
+		layout_print_ranking(out, &sg, 1, rec->period);
+		layout_write_json(out, &sg, 1, rec->period);
+		layout_suggestion_clear(&sg);
+	}
+	fclose(out);
+	free(text);
+}
+
 static void test_fuzz_never_crashes(void **state)
 {
 	static const char *const tokens[] = {"\t",     "\n",	"struct", "field", "ref",
@@ -150,10 +178,11 @@ static void test_fuzz_never_crashes(void **state)
 		for (uint64_t k = rng_below(&r, 4) + 1; k > 0; k--)
 			fuzz_edit(&r, &edits, buf, &len, sizeof(buf));
 		if (read_text(buf, len, &rec, err, sizeof(err)) == 0) {
-			/* whatever was accepted must analyse without harm */
+			/* whatever was accepted must analyse and print without harm */
 			assert_int_equal(layout_annotate(&rec.program, rec.samples, rec.n_samples,
 							 LAYOUT_ADJUST_THESIS),
 					 0);
+			analyse_and_print(&rec);
 			layout_record_free(&rec);
 			ok++;
 		} else {
