@@ -19,6 +19,8 @@
 	X("stabilize", cmd_stabilize,                                                              \
 	  "run a program with its memory layout randomized (Stabilizer)")                          \
 	X("stats", cmd_stats, "descriptive statistics and normality of samples in files")          \
+	X("layout", cmd_layout,                                                                    \
+	  "struct layouts: which fields to move, and what it saves (AutoCPA)")                     \
 	X("cc", cmd_cc, "C compiler for Stabilizer: stack pads, relocatable code, random link")    \
 	X("c++", cmd_cxx, "C++ compiler for Stabilizer (as lever cc)")                             \
 	X("annotate", cmd_annotate,                                                                \

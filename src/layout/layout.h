@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * layout: the analysis core of `lever layout` (AutoCPA, spec autocpa.md).
+ *
+ * - The data model of spec §2.6: struct descriptions (fields with offset,
+ *   size, alignment, flexible array member, user pins), per-field sampled
+ *   misses (raw and basic-block adjusted), per-field thread weights, and the
+ *   per-struct access-pattern table.
+ * - The algorithms of spec §2.7: A (annotation, thesis Algorithm 2), B
+ *   (basic-block adjustment, Algorithm 3), C (access pattern and ordering),
+ *   D (reordering by misses), E (saved-misses estimate), F (multithreading
+ *   grouping), G (best suggestion per struct, ranking), under the ABI
+ *   constraints a flexible array member and user pins impose.
+ * - The cache model of spec §8.4 (private L1/L2 per core, shared LLC, LRU,
+ *   coherence with false/true sharing classification).
+ * - Output as pahole prints layouts, the suggestion as a C struct, JSON.
+ *
+ * Struct descriptions are built in memory (by tests, or by a reader of a
+ * record file); reading them from DWARF is not part of this module yet.
+ */
+#ifndef LEVER_LAYOUT_H
+#define LEVER_LAYOUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define LAYOUT_LINE_SIZE 64u
+/* Distinct threads remembered per field (more are folded into the last). */
+#define LAYOUT_MAX_THREADS 16
+
+/* ------------------------------------------------------------ data model (§2.6) */
+
+struct layout_thread_weight {
+	uint32_t tid;
+	uint64_t weight; /* adjusted samples credited from this thread */
+	uint64_t writes; /* of which by write references */
+};
+
+struct layout_field {
+	char *name;
+	char *type;	    /* C type as written before the name: "long long", "struct bar *" */
+	char *array_suffix; /* after the name: "[16]", "[]" for a flexible member; "" otherwise */
+	uint32_t offset;    /* in the original layout */
+	uint32_t size;	    /* 0 for a flexible array member */
+	uint32_t align;
+	bool flexible; /* flexible array member: stays last (ABI, spec §5.6) */
+	bool pinned;   /* the user fixes its position (spec §8.7 `T::fixed(f)`) */
+
+	/* statistics, filled by layout_annotate() */
+	uint64_t raw;	  /* samples at references to this field (Algorithm 2) */
+	uint64_t adj;	  /* raw + basic-block credit (Algorithm 3) */
+	double order_sum; /* Σ rank-in-block × samples: mean access order = order_sum / adj */
+	size_t n_threads;
+	struct layout_thread_weight threads[LAYOUT_MAX_THREADS];
+};
+
+/* One access pattern: the set of fields touched together in a block scan. */
+struct layout_pattern {
+	uint64_t *bits; /* one bit per field ordinal */
+	uint64_t count; /* samples */
+};
+
+struct layout_struct {
+	char *name;
+	uint32_t size;	/* sizeof in the original layout */
+	uint32_t align; /* alignof */
+	size_t n_fields;
+	struct layout_field *fields; /* in original (offset) order */
+	size_t n_patterns;
+	struct layout_pattern *patterns;
+	uint64_t total_raw; /* samples attributed to the struct */
+};
+
+/*
+ * Build a struct by adding fields in declaration order; the offsets given
+ * are checked against the SysV placement of size/alignment so that a
+ * description that lies about its padding is refused (returns -1).
+ */
+struct layout_struct *layout_struct_new(const char *name);
+int layout_struct_add_field(struct layout_struct *s, const char *type, const char *name,
+			    const char *array_suffix, uint32_t offset, uint32_t size,
+			    uint32_t align);
+/* Finish: computes size and alignment; -1 if a flexible member is not last. */
+int layout_struct_finish(struct layout_struct *s);
+/* Index of a field by name, or -1. */
+long layout_field_index(const struct layout_struct *s, const char *name);
+/* Pin a field at its position; -1 if unknown. */
+int layout_pin_field(struct layout_struct *s, const char *name);
+void layout_struct_free(struct layout_struct *s);
+
+/*
+ * Lay out the fields in `order` (a permutation of the field indexes) with
+ * the x86-64 SysV rules: each field at the next multiple of its alignment;
+ * a field whose index has line_start[i] set begins a fresh 64-byte line
+ * (NULL: none); the size is rounded up to the struct's alignment (64 when
+ * a line start was forced). offsets[k] is the offset of order[k].
+ */
+uint32_t layout_place(const struct layout_struct *s, const uint32_t *order, const bool *line_start,
+		      uint32_t *offsets);
+
+/* ------------------------------------------------------------ profile input */
+
+/* The instruction at pc reads or writes a field (the thesis's "reference"). */
+struct layout_reference {
+	uint64_t pc;
+	uint32_t struct_index;
+	uint32_t field_index;
+	bool write;
+};
+
+/* A basic block [lo, hi] (hi: its last instruction's address). */
+struct layout_block {
+	uint64_t lo, hi;
+};
+
+/* One aggregated profile entry (Algorithm 1's output, with the tid). */
+struct layout_sample {
+	uint64_t pc;
+	uint64_t count;
+	uint32_t tid; /* 0: unknown */
+};
+
+/* A program: the structs, the static reference table and the blocks. */
+struct layout_program {
+	size_t n_structs;
+	struct layout_struct **structs;
+	size_t n_refs;
+	struct layout_reference *refs; /* sorted by pc by layout_annotate */
+	size_t n_blocks;
+	struct layout_block *blocks; /* sorted by lo by layout_annotate */
+	uint64_t unattributed;	     /* samples without a reference (dropped) */
+};
+
+enum layout_adjust_mode {
+	/* Algorithm 3 as the thesis writes it: references later in the block,
+	 * of the sample's struct, on the sample's cache line. */
+	LAYOUT_ADJUST_THESIS,
+	/* the thesis-era code (spec §2.7B [R]): no line filter, and every
+	 * later reference credits its own struct. */
+	LAYOUT_ADJUST_REPO_QUIRKS,
+	/* Algorithm 2 only. */
+	LAYOUT_ADJUST_NONE,
+};
+
+/*
+ * Algorithms A, B and C over all samples, adding to the counts the structs
+ * already hold (so several batches of samples accumulate). -1 on a
+ * reference to a struct or field that does not exist, or ENOMEM.
+ */
+int layout_annotate(struct layout_program *p, const struct layout_sample *samples, size_t n_samples,
+		    enum layout_adjust_mode mode);
+
+/* ------------------------------------------------------------ record file */
+
+/* A layout record (doc/formats/layout-record.md): structs, references, blocks, samples. */
+struct layout_record {
+	struct layout_program program;
+	size_t n_samples;
+	struct layout_sample *samples;
+	uint64_t period; /* events per sample; 0: not given */
+};
+/*
+ * Read a record; `name` is the file name used in messages. On error
+ * returns -1 with "NAME:LINE: what is wrong" in err, and rec empty.
+ */
+int layout_record_read(FILE *f, const char *name, struct layout_record *rec, char *err,
+		       size_t err_size);
+void layout_record_free(struct layout_record *rec);
+
+/* ------------------------------------------------------------ suggestions (D–G) */
+
+enum layout_algorithm {
+	LAYOUT_ALGO_ORIGINAL, /* no change is better */
+	LAYOUT_ALGO_MISSES,   /* D */
+	LAYOUT_ALGO_THREADS,  /* F */
+};
+
+struct layout_params {
+	/* D, enhanced: counts within this fraction of a group's top count tie,
+	 * and ties go by mean access order (0: exact counts only). */
+	double tolerance;
+	/* F: a thread holding at least this share of a field's weight owns it. */
+	double dominant_share;
+	/* G: structs saving no more than this are not suggested. */
+	uint64_t threshold;
+	/*
+	 * D: fill holes with fields that have no samples, as pahole's
+	 * --reorganize does (spec §8.7 "padding-aware packing"); a move is
+	 * kept only if it neither grows the struct nor raises the modelled
+	 * misses. Off by default: the thesis's order is printed as it is.
+	 */
+	bool pack_holes;
+};
+void layout_params_default(struct layout_params *params);
+
+struct layout_suggestion {
+	const struct layout_struct *s;
+	enum layout_algorithm algorithm;
+	uint32_t *order;   /* n_fields field indexes */
+	bool *line_start;  /* per field index: starts a fresh line (F) */
+	uint32_t *offsets; /* per position, as layout_place */
+	uint32_t size;
+	uint64_t saved;		  /* E on the suggested layout, raw samples */
+	uint64_t original_saved;  /* E on the original layout */
+	uint64_t modelled_before; /* M(original) = Σ lines max adj */
+	uint64_t modelled_after;  /* M(suggested) */
+	uint64_t sharing_before;  /* F's cross-thread sharing weight, original */
+	uint64_t sharing_after;	  /* and suggested */
+	uint64_t benefit;	  /* what G ranks by */
+};
+
+/* D: the order by adjusted misses under the constraints; order has n_fields entries. */
+void layout_order_by_misses(const struct layout_struct *s, const struct layout_params *params,
+			    uint32_t *order);
+/* E: saved misses (raw samples) of the fields in `order` laid out with line_start. */
+uint64_t layout_estimate_saved(const struct layout_struct *s, const uint32_t *order,
+			       const bool *line_start);
+/* M(L): Σ over lines of the largest adjusted count in the line (spec §2.7E critique). */
+uint64_t layout_modelled_misses(const struct layout_struct *s, const uint32_t *order,
+				const bool *line_start);
+/* F's sharing weight: Σ lines Σ thread pairs min(w_line,t, w_line,u). */
+uint64_t layout_sharing_weight(const struct layout_struct *s, const uint32_t *order,
+			       const bool *line_start);
+/* F: thread groups, each on fresh lines; false if the struct has < 2 threads. */
+bool layout_order_by_threads(const struct layout_struct *s, const struct layout_params *params,
+			     uint32_t *order, bool *line_start);
+
+/*
+ * False sharing (the brief of algorithm F, spec §8.7 "false-sharing
+ * report"): two different fields on one line of the given layout, one
+ * written by thread t, the other touched by a thread u != t.
+ */
+struct layout_false_sharing {
+	uint32_t line;
+	uint32_t written_field, other_field; /* field indexes */
+	uint32_t writer_tid, other_tid;
+	uint64_t weight; /* min(t's writes to the written field, u's weight on the other) */
+};
+/* Fills up to max pairs (line, then field, then thread order); returns how many exist. */
+size_t layout_find_false_sharing(const struct layout_struct *s, const uint32_t *order,
+				 const bool *line_start, struct layout_false_sharing *out,
+				 size_t max);
+
+/* G for one struct: fills *out (free with layout_suggestion_clear). -1 on ENOMEM. */
+int layout_suggest(const struct layout_struct *s, const struct layout_params *params,
+		   struct layout_suggestion *out);
+void layout_suggestion_clear(struct layout_suggestion *sg);
+/* G across structs: sorts by benefit (descending, then name); returns how many pass the threshold.
+ */
+size_t layout_rank(struct layout_suggestion *sg, size_t n, const struct layout_params *params);
+
+/* ------------------------------------------------------------ output */
+
+/* pahole-style layout of the original struct with samples per field. */
+void layout_print_annotated(FILE *f, const struct layout_struct *s);
+/* The suggestion as a ready-to-paste C struct, with pahole-style offsets. */
+void layout_print_suggestion(FILE *f, const struct layout_suggestion *sg);
+/*
+ * G's ranked list: "In struct S you will save N misses", in the order
+ * given; with a sampling period above 1, also the events it stands for
+ * (samples × period, spec §2.2 "actual misses").
+ */
+void layout_print_ranking(FILE *f, const struct layout_suggestion *sg, size_t n, uint64_t period);
+/* The false-sharing pairs of the original layout, one line each ("" if none). */
+void layout_print_false_sharing(FILE *f, const struct layout_struct *s);
+/* Everything as one JSON document (array of structs with their suggestion); period 0: unknown. */
+void layout_write_json(FILE *f, const struct layout_suggestion *sg, size_t n, uint64_t period);
+
+/* ------------------------------------------------------------ cache model (§8.4) */
+
+struct layout_cache_level_config {
+	uint32_t size; /* bytes */
+	uint32_t ways;
+};
+
+struct layout_cache_config {
+	uint32_t cores; /* 1..64 */
+	struct layout_cache_level_config l1, l2, llc;
+};
+/* The thesis machine (Kaby Lake E3-1245 v6): 32K/8, 256K/4, 8M/16. */
+void layout_cache_config_default(struct layout_cache_config *c);
+
+struct layout_cache_counts {
+	uint64_t accesses;
+	uint64_t l1_load_miss, l1_store_miss;
+	uint64_t l2_miss, llc_miss;
+	uint64_t cold_miss;	     /* L1 misses on a line this core never held */
+	uint64_t coherence_miss;     /* L1 misses on a line another core's write took away */
+	uint64_t false_sharing_miss; /* ... whose bytes did not overlap this core's */
+	uint64_t true_sharing_miss;
+	uint64_t hitm;	/* coh.hitm: found Modified in another core */
+	uint64_t inval; /* coh.inval: copies invalidated in other cores */
+};
+
+struct layout_cache_event {
+	uint32_t core;
+	uint64_t addr;
+	uint32_t size;
+	bool write;
+	int32_t struct_index; /* -1: not a field access */
+	int32_t field_index;
+};
+
+struct layout_cache;
+/* NULL if the configuration is not valid (powers of two, sizes, cores). */
+struct layout_cache *layout_cache_new(const struct layout_cache_config *c);
+void layout_cache_free(struct layout_cache *m);
+/* -1 on a bad event (core out of range, size 0) or ENOMEM. */
+int layout_cache_access(struct layout_cache *m, const struct layout_cache_event *e);
+const struct layout_cache_counts *layout_cache_totals(const struct layout_cache *m);
+/* Counts of events that carried (struct, field); all zero if none did. */
+struct layout_cache_counts layout_cache_field_counts(const struct layout_cache *m,
+						     uint32_t struct_index, uint32_t field_index);
+
+#endif

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# lever layout report on a record of the thesis's Table 3.2 plus a
+# false-sharing pair: the suggestion, the ranking, JSON, and clear errors.
+set -uo pipefail
+build=$(cd "$1" && pwd)
+lever=$build/bin/lever
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+printf '%s\n' \
+	'lever-layout-record	1' \
+	'struct	foo' \
+	'field	a	long long	-	0	8	8' \
+	'field	b	struct bar *	-	8	8	8' \
+	'field	c	uint64_t	-	16	8	8' \
+	'field	d	int	-	24	4	4' \
+	'struct	counters' \
+	'field	hits	long	-	0	8	8' \
+	'field	misses	long	-	8	8	8' \
+	'field	name	char	[48]	16	48	1' \
+	'ref	0x401000	foo	a	r' \
+	'ref	0x401010	foo	b	r' \
+	'ref	0x401020	foo	c	r' \
+	'ref	0x401030	foo	d	w' \
+	'ref	0x402000	counters	hits	w' \
+	'ref	0x402100	counters	misses	w' \
+	'sample	0x401000	111	1' \
+	'sample	0x401010	15	1' \
+	'sample	0x401020	19	1' \
+	'sample	0x401030	128	1' \
+	'sample	0x402000	400	1' \
+	'sample	0x402100	300	2' \
+	'sample	0x999999	5' \
+	'period	16384' >"$tmp/r.record"
+
+if ! "$lever" layout report "$tmp/r.record" >"$tmp/out.txt" 2>"$tmp/err.txt"; then
+	fail "report: exit $?: $(cat "$tmp/err.txt")"
+fi
+grep -q '978 samples (1 per 16384 events), 5 without a reference' "$tmp/out.txt" || fail "no summary line"
+grep -q '^In struct counters you will save 300 misses (samples; by threads; about 4.915e+06 events at period 16384)$' "$tmp/out.txt" ||
+	fail "counters not ranked first by threads"
+grep -q '^In struct foo you will save 145 misses (samples; by misses; about 2.376e+06 events at period 16384)$' "$tmp/out.txt" ||
+	fail "foo: not 145 samples × 16384"
+grep -q 'false sharing in counters, cacheline 0: hits written by thread 1' "$tmp/out.txt" ||
+	fail "false sharing not reported"
+grep -q 'misses __attribute__((aligned(64)));' "$tmp/out.txt" || fail "no aligned(64) group start"
+
+# The suggested foo, pasted into C, compiles and has the printed offsets.
+sed -n '/^\/\* foo, suggested/,/^};/p' "$tmp/out.txt" | sed 1d >"$tmp/foo.h"
+cat >"$tmp/check.c" <<'C'
+#include <stddef.h>
+#include <stdint.h>
+struct bar;
+#include "foo.h"
+_Static_assert(offsetof(struct foo, d) == 0, "d");
+_Static_assert(offsetof(struct foo, a) == 8, "a");
+_Static_assert(offsetof(struct foo, c) == 16, "c");
+_Static_assert(offsetof(struct foo, b) == 24, "b");
+_Static_assert(sizeof(struct foo) == 32, "size");
+int main(void) { return 0; }
+C
+cc -std=c11 -Wall -Werror -o "$tmp/check" "$tmp/check.c" 2>"$tmp/cc.txt" ||
+	fail "the suggested struct does not compile as printed: $(cat "$tmp/cc.txt")"
+
+"$lever" layout report --json "$tmp/r.record" >"$tmp/out.json" || fail "--json: exit $?"
+python3 - "$tmp/out.json" <<'PY' || fail "JSON report"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["format"] == "lever-layout-report" and d["version"] == 1 and d["period"] == 16384
+s = {x["struct"]: x for x in d["structs"]}
+assert s["foo"]["suggestion"]["saved"] == 145
+assert [o["name"] for o in s["foo"]["suggestion"]["order"]] == ["d", "a", "c", "b"]
+assert s["counters"]["suggestion"]["algorithm"] == "by threads"
+PY
+
+"$lever" layout report --threshold 200 "$tmp/r.record" >"$tmp/t.txt" || fail "--threshold"
+grep -q 'foo: saves 145 samples, not above --threshold 200' "$tmp/t.txt" || fail "threshold note"
+grep -q '^In struct foo' "$tmp/t.txt" && fail "foo ranked above the threshold"
+
+# --pack: counters' cold name[48] cannot fill anything; foo has no cold field: same output.
+"$lever" layout report --pack "$tmp/r.record" >"$tmp/pack.txt" || fail "--pack: exit $?"
+cmp -s "$tmp/out.txt" "$tmp/pack.txt" || fail "--pack changed a layout without holes to fill"
+
+# --pack moves a cold char into the hole after a hot one.
+printf '%s\n' 'lever-layout-record	1' 'struct	entry' 'field	cold	char	-	0	1	1' \
+	'field	key	long	-	8	8	8' 'field	tag	char	-	16	1	1' \
+	'ref	0x10	entry	key	r' 'ref	0x20	entry	tag	r' \
+	'sample	0x10	90' 'sample	0x20	100' >"$tmp/entry.record"
+"$lever" layout report "$tmp/entry.record" | grep -q 'size 24 -> 24 \*/$' || fail "entry unpacked"
+"$lever" layout report --pack "$tmp/entry.record" >"$tmp/entry.txt"
+grep -q 'size 24 -> 16 \*/$' "$tmp/entry.txt" || fail "--pack: entry not 16 bytes"
+grep -q '^	char                       cold;                 /\*     1     1 \*/$' "$tmp/entry.txt" ||
+	fail "--pack: cold not in the hole"
+
+# Errors: a usage error exits 2, a bad record 1 with file:line.
+expect_exit() {
+	local want=$1 pattern=$2
+	shift 2
+	"$lever" "$@" >/dev/null 2>"$tmp/e.txt"
+	local got=$?
+	[ "$got" = "$want" ] || fail "$*: exit $got, want $want"
+	grep -q -- "$pattern" "$tmp/e.txt" || fail "$*: no '$pattern' in: $(cat "$tmp/e.txt")"
+}
+expect_exit 2 "not thesis, repo-quirks or none" layout report --adjust=x "$tmp/r.record"
+expect_exit 2 "which record" layout report
+expect_exit 2 "unknown subcommand 'record'" layout record
+expect_exit 2 "is not 0..100" layout report --tolerance 150 "$tmp/r.record"
+expect_exit 1 "No such file" layout report "$tmp/missing.record"
+printf 'lever-layout-record\t1\nstruct\tfoo\nfield\ta\tlong\t-\t4\t8\t8\n' >"$tmp/bad.record"
+expect_exit 1 "bad.record:3: field a: offset 4" layout report "$tmp/bad.record"
+"$lever" layout --help | grep -q '^usage: lever layout report' || fail "--help"
+
+[ "$fails" = 0 ] && echo "ok: lever layout report"
+exit $((fails > 0))
