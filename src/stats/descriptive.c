@@ -6,9 +6,11 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "stats/internal.h"
 #include "stats/stats.h"
 
 /* Neumaier's compensated sum. */
@@ -84,6 +86,56 @@ static int compare_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* A double's bits as an unsigned key in the same order (negatives flipped whole). */
+static uint64_t order_key(double v)
+{
+	uint64_t u;
+
+	memcpy(&u, &v, sizeof(u));
+	return u >> 63 ? ~u : u | (uint64_t)1 << 63;
+}
+
+/*
+ * Least-significant-digit radix sort, 16 bits a pass, for large arrays:
+ * qsort's comparison calls made a sort of 10^7 values take seconds, and
+ * lever compare sorts each sample several times. Needs a second buffer.
+ */
+static int radix_sort(double *x, size_t n)
+{
+	size_t *count = malloc(((size_t)1 << 16) * sizeof(*count));
+	double *tmp = malloc(n * sizeof(*tmp)), *from = x, *to = tmp, *t;
+
+	if (!count || !tmp) {
+		free(count);
+		free(tmp);
+		return -ENOMEM;
+	}
+	for (unsigned shift = 0; shift < 64; shift += 16) {
+		size_t sum = 0;
+
+		memset(count, 0, ((size_t)1 << 16) * sizeof(*count));
+		for (size_t i = 0; i < n; i++)
+			count[order_key(from[i]) >> shift & 0xffff]++;
+		for (size_t d = 0; d < 1u << 16; d++) {
+			size_t c = count[d];
+
+			count[d] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			to[count[order_key(from[i]) >> shift & 0xffff]++] = from[i];
+		t = from;
+		from = to;
+		to = t;
+	}
+	/* four passes: the sorted values are back in x */
+	free(count);
+	free(tmp);
+	return 0;
+}
+
+#define RADIX_MIN 65536 /* below, qsort is as fast and needs no second buffer */
+
 double *stats_sorted_copy(const double *x, size_t n)
 {
 	double *s = malloc((n ? n : 1) * sizeof(*s));
@@ -92,7 +144,8 @@ double *stats_sorted_copy(const double *x, size_t n)
 		return NULL;
 	if (n)
 		memcpy(s, x, n * sizeof(*s));
-	qsort(s, n, sizeof(*s), compare_double);
+	if (n < RADIX_MIN || radix_sort(s, n))
+		qsort(s, n, sizeof(*s), compare_double);
 	return s;
 }
 
@@ -117,10 +170,12 @@ double stats_median(const double *x, size_t n)
 
 	if (n == 0)
 		return NAN;
-	s = stats_sorted_copy(x, n);
+	/* selection, not a sort: linear time */
+	s = malloc(n * sizeof(*s));
 	if (!s)
 		return NAN;
-	m = stats_quantile_sorted(s, n, 0.5);
+	memcpy(s, x, n * sizeof(*s));
+	m = stats_median_inplace(s, n);
 	free(s);
 	return m;
 }
