@@ -106,8 +106,8 @@ int stats_bca_interval(double estimate, double *replicates, size_t n_replicates,
 
 /* ------------------------------------------------------------ statistics */
 
-/* k-th smallest of x[0..n) by quickselect; reorders x. */
-static double select_kth(double *x, size_t n, size_t k)
+/* k-th smallest of x[0..n) by quickselect; reorders x (smaller before, larger after). */
+double stats_select_inplace(double *x, size_t n, size_t k)
 {
 	size_t lo = 0, hi = n - 1;
 
@@ -143,7 +143,7 @@ static double select_kth(double *x, size_t n, size_t k)
 
 double stats_median_inplace(double *x, size_t n)
 {
-	double hi = select_kth(x, n, n / 2), lo;
+	double hi = stats_select_inplace(x, n, n / 2), lo;
 
 	if (n % 2)
 		return hi;

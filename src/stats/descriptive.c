@@ -182,6 +182,26 @@ double stats_median(const double *x, size_t n)
 
 #define MAD_SCALE 1.482602218505602 /* 1 / Phi^-1(3/4) */
 
+/*
+ * The p-quantile as stats_quantile_sorted computes it, by selection on x
+ * (reordered): the lo-th smallest and the smallest after it.
+ */
+static double quantile_select(double *x, size_t n, double p)
+{
+	double h = (double)(n - 1) * p, frac, v, next;
+	size_t lo = (size_t)floor(h);
+
+	if (lo >= n - 1)
+		return stats_select_inplace(x, n, n - 1);
+	frac = h - (double)lo;
+	v = stats_select_inplace(x, n, lo);
+	next = x[lo + 1];
+	for (size_t i = lo + 2; i < n; i++)
+		if (x[i] < next)
+			next = x[i];
+	return v + frac * (next - v);
+}
+
 static double mad_around(const double *x, size_t n, double center)
 {
 	double *d = malloc(n * sizeof(*d)), m;
@@ -190,7 +210,7 @@ static double mad_around(const double *x, size_t n, double center)
 		return NAN;
 	for (size_t i = 0; i < n; i++)
 		d[i] = fabs(x[i] - center);
-	m = stats_median(d, n);
+	m = stats_median_inplace(d, n);
 	free(d);
 	return MAD_SCALE * m;
 }
@@ -202,6 +222,7 @@ double stats_mad(const double *x, size_t n)
 	return mad_around(x, n, stats_median(x, n));
 }
 
+/* Quartiles and extremes with one copy and selections, no sort. */
 int stats_summarize(const double *x, size_t n, struct stats_summary *out)
 {
 	double *s;
@@ -212,16 +233,20 @@ int stats_summarize(const double *x, size_t n, struct stats_summary *out)
 	out->q1 = out->median = out->q3 = out->mad = out->cv = out->sem = NAN;
 	if (n == 0)
 		return -EINVAL;
-	s = stats_sorted_copy(x, n);
+	s = malloc(n * sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	memcpy(s, x, n * sizeof(*s));
 	out->mean = stats_mean(x, n);
 	out->sd = stats_sd(x, n);
-	out->min = s[0];
-	out->max = s[n - 1];
-	out->q1 = stats_quantile_sorted(s, n, 0.25);
-	out->median = stats_quantile_sorted(s, n, 0.5);
-	out->q3 = stats_quantile_sorted(s, n, 0.75);
+	out->min = out->max = x[0];
+	for (size_t i = 1; i < n; i++) {
+		out->min = x[i] < out->min ? x[i] : out->min;
+		out->max = x[i] > out->max ? x[i] : out->max;
+	}
+	out->q1 = quantile_select(s, n, 0.25);
+	out->median = quantile_select(s, n, 0.5);
+	out->q3 = quantile_select(s, n, 0.75);
 	free(s);
 	out->mad = mad_around(x, n, out->median);
 	out->cv = out->mean != 0.0 ? out->sd / fabs(out->mean) : NAN;

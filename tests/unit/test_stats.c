@@ -492,6 +492,58 @@ static void test_bootstrap_large(void **state)
 	free(x);
 }
 
+/*
+ * Large inputs take the radix sort and the selections: the sorted copy must
+ * be qsort's order and the summary's quartiles exactly the sorted ones, with
+ * negatives, zeros of both signs and many ties.
+ */
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void test_large_sort_select(void **state)
+{
+	size_t sizes[] = {65536, 100001, 200000};
+	struct rng r;
+
+	(void)state;
+	rng_seed(&r, 3);
+	for (size_t k = 0; k < N(sizes); k++) {
+		size_t n = sizes[k];
+		double *x = malloc(n * sizeof(*x)), *q = malloc(n * sizeof(*q)), *s;
+		struct stats_summary sum;
+
+		assert_non_null(x);
+		assert_non_null(q);
+		for (size_t i = 0; i < n; i++) {
+			uint64_t v = rng_next(&r);
+
+			x[i] = v % 3 == 0   ? (double)(v >> 40) * 1e-3 - 8000.0 /* ties */
+			       : v % 3 == 1 ? (v >> 8 & 1 ? -0.0 : 0.0)
+					    : ((double)(v >> 11) - 4.5e15) * 1e-9;
+		}
+		s = stats_sorted_copy(x, n);
+		assert_non_null(s);
+		memcpy(q, x, n * sizeof(*q));
+		qsort(q, n, sizeof(*q), cmp_double);
+		for (size_t i = 0; i < n; i++)
+			if (s[i] != q[i])
+				fail_msg("n %zu: sorted[%zu] = %g, qsort %g", n, i, s[i], q[i]);
+		assert_int_equal(stats_summarize(x, n, &sum), 0);
+		assert_true(sum.min == q[0] && sum.max == q[n - 1]);
+		assert_true(sum.q1 == stats_quantile_sorted(q, n, 0.25));
+		assert_true(sum.median == stats_quantile_sorted(q, n, 0.5));
+		assert_true(sum.q3 == stats_quantile_sorted(q, n, 0.75));
+		assert_true(stats_median(x, n) == stats_quantile_sorted(q, n, 0.5));
+		free(s);
+		free(q);
+		free(x);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -512,6 +564,7 @@ int main(void)
 	    cmocka_unit_test(test_bootstrap),
 	    cmocka_unit_test(test_bootstrap_edges),
 	    cmocka_unit_test(test_bootstrap_large),
+	    cmocka_unit_test(test_large_sort_select),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
