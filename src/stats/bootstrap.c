@@ -308,12 +308,47 @@ out:
 	return err;
 }
 
+/*
+ * Acceleration sums of one group's jackknife ratios, computed as they are
+ * needed rather than stored (two arrays of n doubles for 10^7 values): the
+ * leave-one-out mean of x is (sum - x_i) / (n - 1), and the ratio puts it
+ * over `other` (numerator) or under it (denominator).
+ */
+static void ratio_acceleration_add(const double *x, size_t n, double other, bool numerator,
+				   double *sum2, double *sum3)
+{
+	double sum = stats_mean(x, n) * (double)n, mean = 0.0, c = 0.0;
+	double f = (double)(n - 1) / (double)n, s2 = 0.0, s3 = 0.0;
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < n; i++) {
+			double loo = (sum - x[i]) / (double)(n - 1);
+			double jack = numerator ? loo / other : other / loo, d;
+
+			if (pass == 0) { /* Neumaier's compensated sum, as stats_mean */
+				double t = mean + jack;
+
+				c += fabs(mean) >= fabs(jack) ? (mean - t) + jack
+							      : (jack - t) + mean;
+				mean = t;
+				continue;
+			}
+			d = mean - jack;
+			s2 += d * d;
+			s3 += d * d * d;
+		}
+		if (pass == 0)
+			mean = (mean + c) / (double)n;
+	}
+	*sum2 += f * f * s2;
+	*sum3 += f * f * f * s3;
+}
+
 int stats_bootstrap_ratio_of_means(const double *a, size_t na, const double *b, size_t nb,
 				   double level, size_t resamples, uint64_t seed,
 				   struct stats_interval *out)
 {
 	double *reps = malloc((resamples ? resamples : 1) * sizeof(*reps));
-	double *jack = malloc((na + nb ? na + nb : 1) * sizeof(*jack));
 	double ma, mb, s2 = 0.0, s3 = 0.0;
 	struct mean_law la, lb;
 	bool smooth_a, smooth_b;
@@ -321,7 +356,7 @@ int stats_bootstrap_ratio_of_means(const double *a, size_t na, const double *b, 
 	int err = -ENOMEM;
 
 	interval_clear(out);
-	if (!reps || !jack)
+	if (!reps)
 		goto out;
 	err = -EINVAL;
 	if (na < 2 || nb < 2)
@@ -341,18 +376,11 @@ int stats_bootstrap_ratio_of_means(const double *a, size_t na, const double *b, 
 		reps[k] = ra / rb;
 	}
 	/* jackknife within each sample; the acceleration pools both groups */
-	jackknife_mean(a, na, jack);
-	for (size_t i = 0; i < na; i++)
-		jack[i] /= mb;
-	acceleration_add(jack, na, &s2, &s3);
-	jackknife_mean(b, nb, jack + na);
-	for (size_t i = na; i < na + nb; i++)
-		jack[i] = ma / jack[i];
-	acceleration_add(jack + na, nb, &s2, &s3);
+	ratio_acceleration_add(a, na, mb, true, &s2, &s3);
+	ratio_acceleration_add(b, nb, ma, false, &s2, &s3);
 	err = bca_finish(ma / mb, reps, resamples, acceleration_of(s2, s3), level, out);
 out:
 	free(reps);
-	free(jack);
 	return err;
 }
 
