@@ -145,7 +145,7 @@ static void test_large(void **state)
 	(void)state;
 	for (size_t k = 0; k < sizeof(aligns) / sizeof(aligns[0]); k++) {
 		size_t a = aligns[k];
-		unsigned char *p = heap_large_alloc(300000, a), *q;
+		unsigned char *p = heap_large_alloc(300000, a, false), *q;
 
 		assert_non_null(p);
 		assert_int_equal((uintptr_t)p % a, 0);
@@ -167,6 +167,42 @@ static void test_large(void **state)
 	}
 }
 
+/*
+ * Freed large mappings are kept (within a budget) and reused: the next
+ * request that fits gets one without a system call, with its old contents
+ * unless zeroes are asked for (calloc).
+ */
+static void test_large_reuse(void **state)
+{
+	size_t size = 1 << 20;
+	unsigned char *p, *q;
+	size_t before;
+
+	(void)state;
+	p = heap_large_alloc(size, 16, false);
+	assert_non_null(p);
+	memset(p, 0x77, size);
+	before = heap_large_cached_bytes();
+	heap_large_free(p);
+	assert_true(heap_large_cached_bytes() > before);
+	q = heap_large_alloc(size, 16, true);
+	assert_non_null(q);
+	assert_int_equal(heap_large_cached_bytes(), before); /* the kept mapping was taken */
+	for (size_t i = 0; i < size; i++)
+		if (q[i])
+			fail_msg("calloc'ed large block: byte %zu is %#x", i, q[i]);
+	assert_true(heap_large_usable(q) >= size);
+	heap_large_free(q);
+	/* many frees: the cache stays within its budget (32 MiB) */
+	for (int i = 0; i < 100; i++) {
+		void *r = heap_large_alloc(size * 3 + (size_t)i * 4096, 16, false);
+
+		assert_non_null(r);
+		heap_large_free(r);
+	}
+	assert_true(heap_large_cached_bytes() <= ((size_t)32 << 20));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -175,6 +211,7 @@ int main(void)
 	    cmocka_unit_test(test_shuffle_no_duplicates),
 	    cmocka_unit_test(test_shuffle_delays_reuse),
 	    cmocka_unit_test(test_large),
+	    cmocka_unit_test(test_large_reuse),
 	};
 
 	if (heap_base_init())

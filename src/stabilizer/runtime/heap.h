@@ -110,8 +110,17 @@ void heap_base_reset_locks(void);
 
 /* ------------------------------------------------------------ heap_large.c */
 
-/* A mapping of its own for size bytes aligned to align (a power of two >= 16). */
-void *heap_large_alloc(size_t size, size_t align);
+/*
+ * A mapping of its own for size bytes aligned to align (a power of two >= 16),
+ * possibly a recently freed one: zeroed then only if zero is set.
+ */
+void *heap_large_alloc(size_t size, size_t align, bool zero);
+/* Bytes of freed mappings kept for reuse (for tests). */
+size_t heap_large_cached_bytes(void);
+/* Fork: the cache's lock. */
+void heap_large_lock_all(void);
+void heap_large_unlock_all(void);
+void heap_large_reset_locks(void);
 /* Does p carry a large-allocation header? (p not in the base region) */
 bool heap_large_owns(const void *p);
 void heap_large_free(void *p);
