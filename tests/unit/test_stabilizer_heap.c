@@ -203,11 +203,47 @@ static void test_large_reuse(void **state)
 	assert_true(heap_large_cached_bytes() <= ((size_t)32 << 20));
 }
 
+/*
+ * The depot gives pages back: 8 MiB of one class allocated, written and
+ * freed through a thread's stack leaves at most the stack and the pages
+ * shared with the objects still held; the rest is returned (madvise), and
+ * what comes back from the depot afterwards is usable memory again.
+ */
+static void test_base_returns_pages(void **state)
+{
+	unsigned c = heap_class_of_size(1000);
+	size_t size = heap_class_size(c), n = (8u << 20) / size, before;
+	struct heap_free_list local = {0};
+	char **p = malloc(n * sizeof(*p));
+
+	(void)state;
+	assert_non_null(p);
+	before = heap_base_purged_bytes();
+	for (size_t i = 0; i < n; i++) {
+		p[i] = heap_base_malloc(c, &local);
+		assert_non_null(p[i]);
+		memset(p[i], 0x3c, size);
+	}
+	for (size_t i = 0; i < n; i++)
+		heap_base_free(c, &local, p[i]);
+	/* all but the last purge period (1 MiB) and the thread's stack */
+	assert_true(heap_base_purged_bytes() - before >= (6u << 20));
+	for (size_t i = 0; i < n; i++) {
+		p[i] = heap_base_malloc(c, &local);
+		assert_non_null(p[i]);
+		memset(p[i], 0x5a, size);
+	}
+	for (size_t i = 0; i < n; i++)
+		heap_base_free(c, &local, p[i]);
+	free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_size_classes),
 	    cmocka_unit_test(test_base_slabs),
+	    cmocka_unit_test(test_base_returns_pages),
 	    cmocka_unit_test(test_shuffle_no_duplicates),
 	    cmocka_unit_test(test_shuffle_delays_reuse),
 	    cmocka_unit_test(test_large),
