@@ -27,6 +27,7 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$out"
 raw=$out/raw.csv
 cc -O2 -pthread -o "$tmp/malloc_heavy" "$here/malloc_heavy.c"
+cc -O2 -o "$tmp/large_blocks" "$here/large_blocks.c"
 cc -O2 -fno-builtin -o "$tmp/heap_return" "$here/../../tests/programs/stabilizer/heap_return.c"
 seq 1 300000 | awk '{ srand(NR); print int(rand() * 1e6), $1 }' >"$tmp/sort.txt"
 printf 'd = {}\nfor i in range(300000):\n    d[str(i)] = [i] * (i %% 7)\nprint(len(d))\n' >"$tmp/dicts.py"
@@ -65,6 +66,7 @@ for r in $(seq 1 "$runs"); do
 	workload malloc_heavy_1t "$r" "$tmp/malloc_heavy" 2000000 1
 	workload malloc_heavy_2t "$r" "$tmp/malloc_heavy" 1000000 2
 	workload heap_return_1GiB "$r" "$tmp/heap_return" 100000
+	workload large_blocks "$r" "$tmp/large_blocks" 5000
 	workload sort_300k "$r" sort -n "$tmp/sort.txt"
 	workload python3_dicts "$r" "$py" "$tmp/dicts.py"
 	echo "round $r of $runs done: $(uptime)" >&2
