@@ -6,9 +6,11 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "stats/internal.h"
 #include "stats/stats.h"
 
 /* Neumaier's compensated sum. */
@@ -84,6 +86,56 @@ static int compare_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* A double's bits as an unsigned key in the same order (negatives flipped whole). */
+static uint64_t order_key(double v)
+{
+	uint64_t u;
+
+	memcpy(&u, &v, sizeof(u));
+	return u >> 63 ? ~u : u | (uint64_t)1 << 63;
+}
+
+/*
+ * Least-significant-digit radix sort, 16 bits a pass, for large arrays:
+ * qsort's comparison calls made a sort of 10^7 values take seconds, and
+ * lever compare sorts each sample several times. Needs a second buffer.
+ */
+static int radix_sort(double *x, size_t n)
+{
+	size_t *count = malloc(((size_t)1 << 16) * sizeof(*count));
+	double *tmp = malloc(n * sizeof(*tmp)), *from = x, *to = tmp, *t;
+
+	if (!count || !tmp) {
+		free(count);
+		free(tmp);
+		return -ENOMEM;
+	}
+	for (unsigned shift = 0; shift < 64; shift += 16) {
+		size_t sum = 0;
+
+		memset(count, 0, ((size_t)1 << 16) * sizeof(*count));
+		for (size_t i = 0; i < n; i++)
+			count[order_key(from[i]) >> shift & 0xffff]++;
+		for (size_t d = 0; d < 1u << 16; d++) {
+			size_t c = count[d];
+
+			count[d] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			to[count[order_key(from[i]) >> shift & 0xffff]++] = from[i];
+		t = from;
+		from = to;
+		to = t;
+	}
+	/* four passes: the sorted values are back in x */
+	free(count);
+	free(tmp);
+	return 0;
+}
+
+#define RADIX_MIN 65536 /* below, qsort is as fast and needs no second buffer */
+
 double *stats_sorted_copy(const double *x, size_t n)
 {
 	double *s = malloc((n ? n : 1) * sizeof(*s));
@@ -92,7 +144,8 @@ double *stats_sorted_copy(const double *x, size_t n)
 		return NULL;
 	if (n)
 		memcpy(s, x, n * sizeof(*s));
-	qsort(s, n, sizeof(*s), compare_double);
+	if (n < RADIX_MIN || radix_sort(s, n))
+		qsort(s, n, sizeof(*s), compare_double);
 	return s;
 }
 
@@ -117,15 +170,37 @@ double stats_median(const double *x, size_t n)
 
 	if (n == 0)
 		return NAN;
-	s = stats_sorted_copy(x, n);
+	/* selection, not a sort: linear time */
+	s = malloc(n * sizeof(*s));
 	if (!s)
 		return NAN;
-	m = stats_quantile_sorted(s, n, 0.5);
+	memcpy(s, x, n * sizeof(*s));
+	m = stats_median_inplace(s, n);
 	free(s);
 	return m;
 }
 
 #define MAD_SCALE 1.482602218505602 /* 1 / Phi^-1(3/4) */
+
+/*
+ * The p-quantile as stats_quantile_sorted computes it, by selection on x
+ * (reordered): the lo-th smallest and the smallest after it.
+ */
+static double quantile_select(double *x, size_t n, double p)
+{
+	double h = (double)(n - 1) * p, frac, v, next;
+	size_t lo = (size_t)floor(h);
+
+	if (lo >= n - 1)
+		return stats_select_inplace(x, n, n - 1);
+	frac = h - (double)lo;
+	v = stats_select_inplace(x, n, lo);
+	next = x[lo + 1];
+	for (size_t i = lo + 2; i < n; i++)
+		if (x[i] < next)
+			next = x[i];
+	return v + frac * (next - v);
+}
 
 static double mad_around(const double *x, size_t n, double center)
 {
@@ -135,7 +210,7 @@ static double mad_around(const double *x, size_t n, double center)
 		return NAN;
 	for (size_t i = 0; i < n; i++)
 		d[i] = fabs(x[i] - center);
-	m = stats_median(d, n);
+	m = stats_median_inplace(d, n);
 	free(d);
 	return MAD_SCALE * m;
 }
@@ -147,6 +222,7 @@ double stats_mad(const double *x, size_t n)
 	return mad_around(x, n, stats_median(x, n));
 }
 
+/* Quartiles and extremes with one copy and selections, no sort. */
 int stats_summarize(const double *x, size_t n, struct stats_summary *out)
 {
 	double *s;
@@ -157,16 +233,20 @@ int stats_summarize(const double *x, size_t n, struct stats_summary *out)
 	out->q1 = out->median = out->q3 = out->mad = out->cv = out->sem = NAN;
 	if (n == 0)
 		return -EINVAL;
-	s = stats_sorted_copy(x, n);
+	s = malloc(n * sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	memcpy(s, x, n * sizeof(*s));
 	out->mean = stats_mean(x, n);
 	out->sd = stats_sd(x, n);
-	out->min = s[0];
-	out->max = s[n - 1];
-	out->q1 = stats_quantile_sorted(s, n, 0.25);
-	out->median = stats_quantile_sorted(s, n, 0.5);
-	out->q3 = stats_quantile_sorted(s, n, 0.75);
+	out->min = out->max = x[0];
+	for (size_t i = 1; i < n; i++) {
+		out->min = x[i] < out->min ? x[i] : out->min;
+		out->max = x[i] > out->max ? x[i] : out->max;
+	}
+	out->q1 = quantile_select(s, n, 0.25);
+	out->median = quantile_select(s, n, 0.5);
+	out->q3 = quantile_select(s, n, 0.75);
 	free(s);
 	out->mad = mad_around(x, n, out->median);
 	out->cv = out->mean != 0.0 ? out->sd / fabs(out->mean) : NAN;

@@ -14,6 +14,9 @@ double stats_poly(const double *c, size_t n, double x);
 /* Midranks (ties get the mean of their ranks, 1-based) of x; returns the tie term sum(t^3 - t). */
 double stats_midranks(const double *x, size_t n, double *ranks);
 
+/* The k-th smallest of x[0..n), k < n, by quickselect; reorders x around it. */
+double stats_select_inplace(double *x, size_t n, size_t k);
+
 /* Median of x[0..n), n >= 1, by quickselect; reorders x. */
 double stats_median_inplace(double *x, size_t n);
 

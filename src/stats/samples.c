@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -71,11 +72,73 @@ static void quote_token(const char *tok, size_t len, char *out, size_t size)
 	out[o] = '\0';
 }
 
+/*
+ * Plain decimals ("-12.345", "6e-3") with at most 19 significant digits whose
+ * digits fit 2^53 and whose power of ten is within 10^22: m * 10^e or
+ * m / 10^-e is then one correctly rounded operation on exact operands, so
+ * the result is exactly strtod's (Clinger's fast path), without the copy,
+ * the scan for hexadecimal and strtod's general machinery. Anything else
+ * returns false and goes the general way.
+ */
+static bool parse_plain_decimal(const char *p, size_t len, double *out)
+{
+	static const double pow10[] = {1e0,  1e1,  1e2,	 1e3,  1e4,  1e5,  1e6,	 1e7,
+				       1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+				       1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+	const char *end = p + len;
+	bool negative = false, any = false;
+	uint64_t m = 0;
+	int digits = 0, exp10 = 0;
+	double v;
+
+	if (p < end && (*p == '-' || *p == '+'))
+		negative = *p++ == '-';
+	for (; p < end && *p >= '0' && *p <= '9'; p++, any = true) {
+		if (!m && *p == '0')
+			continue;
+		m = m * 10 + (uint64_t)(*p - '0');
+		if (++digits > 19)
+			return false;
+	}
+	if (p < end && *p == '.') {
+		for (p++; p < end && *p >= '0' && *p <= '9'; p++, any = true) {
+			exp10--;
+			if (!m && *p == '0')
+				continue;
+			m = m * 10 + (uint64_t)(*p - '0');
+			if (++digits > 19)
+				return false;
+		}
+	}
+	if (!any)
+		return false;
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		bool eneg = false;
+		int e = 0;
+
+		if (++p < end && (*p == '-' || *p == '+'))
+			eneg = *p++ == '-';
+		if (p == end)
+			return false;
+		for (; p < end && *p >= '0' && *p <= '9'; p++)
+			if ((e = e * 10 + (*p - '0')) > 1000)
+				return false;
+		exp10 += eneg ? -e : e;
+	}
+	if (p != end || m > ((uint64_t)1 << 53) || exp10 < -22 || exp10 > 22)
+		return false;
+	v = exp10 < 0 ? (double)m / pow10[-exp10] : (double)m * pow10[exp10];
+	*out = negative ? -v : v;
+	return true;
+}
+
 /* Parse one trimmed, non-empty token of length len (not NUL-terminated). */
 static int parse_value(const char *tok, size_t len, double *out, const char **why)
 {
 	char buf[STATS_SAMPLES_MAX_LINE + 1], *end;
 
+	if (parse_plain_decimal(tok, len, out))
+		return 0;
 	memcpy(buf, tok, len);
 	buf[len] = '\0';
 	if (memchr(tok, '\0', len)) {
@@ -142,62 +205,103 @@ static int set_name(struct stats_samples *out, const char *name)
 	return out->name ? 0 : -ENOMEM;
 }
 
-int stats_samples_read_buffer(const char *name, const char *buf, size_t len,
-			      struct stats_samples *out, char *err, size_t err_size)
+/* Parse the whole lines of buf[0..len) (all of it when last); *used: the bytes parsed. */
+static int parse_lines(const char *name, const char *buf, size_t len, bool last, size_t *lineno,
+		       struct stats_samples *out, char *err, size_t err_size, size_t *used)
 {
-	size_t lineno = 0, pos = 0;
+	size_t pos = 0;
 	int rc;
 
-	if (set_name(out, name))
-		return -ENOMEM;
 	while (pos < len) {
 		const char *nl = memchr(buf + pos, '\n', len - pos);
 		size_t end = nl ? (size_t)(nl - buf) : len;
 
-		rc = parse_line(name, ++lineno, buf + pos, end - pos, out, err, err_size);
+		if (!nl && !last)
+			break;
+		rc = parse_line(name, ++*lineno, buf + pos, end - pos, out, err, err_size);
 		if (rc)
 			return rc;
 		pos = end + 1;
 	}
-	if (out->n == 0)
-		return stats_read_error(err, err_size, name, 0,
-					"no samples (the file is empty or only comments)");
+	*used = pos < len ? pos : len;
 	return 0;
 }
 
-/* Read a whole stream, refusing more than a limit so that a huge file fails cleanly. */
-static int slurp(FILE *f, char **data, size_t *len)
+static int check_not_empty(const char *name, struct stats_samples *out, char *err, size_t err_size)
 {
-	size_t cap = 65536, n = 0, limit = (size_t)STATS_SAMPLES_MAX_COUNT * 64;
+	double *fit;
+
+	if (out->n == 0)
+		return stats_read_error(err, err_size, name, 0,
+					"no samples (the file is empty or only comments)");
+	/* give the doubling's slack back */
+	fit = realloc(out->values, out->n * sizeof(*fit));
+	if (fit) {
+		out->values = fit;
+		out->capacity = out->n;
+	}
+	return 0;
+}
+
+int stats_samples_read_buffer(const char *name, const char *buf, size_t len,
+			      struct stats_samples *out, char *err, size_t err_size)
+{
+	size_t lineno = 0, used;
+	int rc;
+
+	if (set_name(out, name))
+		return -ENOMEM;
+	rc = parse_lines(name, buf, len, true, &lineno, out, err, err_size, &used);
+	return rc ? rc : check_not_empty(name, out, err, err_size);
+}
+
+#define CHUNK ((size_t)1 << 20)
+
+/*
+ * Read a stream a chunk at a time, parsing whole lines as they come, so that
+ * memory holds the values and one chunk, not the whole file; a line longer
+ * than the buffer grows it. More than a limit of bytes fails cleanly.
+ */
+static int read_stream(FILE *f, const char *name, struct stats_samples *out, char *err,
+		       size_t err_size)
+{
+	size_t cap = CHUNK, have = 0, total = 0, lineno = 0, used;
+	size_t limit = (size_t)STATS_SAMPLES_MAX_COUNT * 64;
 	char *buf = malloc(cap);
+	int rc = 0;
 
 	if (!buf)
 		return -ENOMEM;
 	for (;;) {
 		size_t got;
 
-		if (n == cap) {
-			char *grown = cap >= limit ? NULL : realloc(buf, cap * 2);
+		if (have == cap) {
+			char *grown = realloc(buf, cap * 2);
 
 			if (!grown) {
-				free(buf);
-				return cap >= limit ? -EFBIG : -ENOMEM;
+				rc = -ENOMEM;
+				break;
 			}
 			buf = grown;
 			cap *= 2;
 		}
-		got = fread(buf + n, 1, cap - n, f);
-		n += got;
-		if (got == 0)
+		got = fread(buf + have, 1, cap - have, f);
+		total += got;
+		if (total > limit) {
+			rc = -EFBIG;
 			break;
+		}
+		have += got;
+		rc = parse_lines(name, buf, have, got == 0, &lineno, out, err, err_size, &used);
+		if (rc || got == 0)
+			break;
+		memmove(buf, buf + used, have - used);
+		have -= used;
 	}
-	if (ferror(f)) {
-		free(buf);
-		return -EIO;
-	}
-	*data = buf;
-	*len = n;
-	return 0;
+	free(buf);
+	if (!rc && ferror(f))
+		rc = -EIO;
+	return rc;
 }
 
 static bool is_directory(FILE *f)
@@ -211,8 +315,7 @@ int stats_samples_read_file(const char *path, struct stats_samples *out, char *e
 {
 	bool is_stdin = strcmp(path, "-") == 0;
 	FILE *f = is_stdin ? stdin : fopen(path, "rb");
-	char *data = NULL;
-	size_t len = 0;
+	const char *name;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -222,19 +325,20 @@ int stats_samples_read_file(const char *path, struct stats_samples *out, char *e
 		fclose(f);
 		return stats_read_error(err, err_size, path, 0, "%s", strerror(EISDIR));
 	}
-	rc = slurp(f, &data, &len);
+	name = is_stdin ? "<stdin>" : path;
+	rc = set_name(out, name);
+	if (!rc)
+		rc = read_stream(f, name, out, err, err_size);
 	if (!is_stdin)
 		fclose(f);
 	if (rc == -EFBIG)
 		return stats_read_error(err, err_size, path, 0, "file too large (over %zu bytes)",
 					(size_t)STATS_SAMPLES_MAX_COUNT * 64);
-	if (rc) {
+	if (rc == -ENOMEM || rc == -EIO) {
 		stats_read_error(err, err_size, path, 0, "%s", strerror(-rc));
 		return rc;
 	}
-	rc = stats_samples_read_buffer(is_stdin ? "<stdin>" : path, data, len, out, err, err_size);
-	free(data);
-	return rc;
+	return rc ? rc : check_not_empty(name, out, err, err_size);
 }
 
 void stats_samples_free(struct stats_samples *s)

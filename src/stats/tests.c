@@ -91,30 +91,73 @@ int stats_anova_oneway(const double *const *groups, const size_t *sizes, size_t 
 	return 0;
 }
 
+/* Neumaier-compensated mean of |x_i - center|, as stats_mean of the deviations. */
+static double mean_abs_dev(const double *x, size_t n, double center)
+{
+	double sum = 0.0, c = 0.0;
+
+	for (size_t i = 0; i < n; i++) {
+		double z = fabs(x[i] - center), t = sum + z;
+
+		c += fabs(sum) >= fabs(z) ? (sum - t) + z : (z - t) + sum;
+		sum = t;
+	}
+	return (sum + c) / (double)n;
+}
+
+/*
+ * One-way ANOVA of the absolute deviations from the group medians, computed
+ * from the data as it goes (the deviations of two samples of 10^7 values
+ * were 160 MB): the same sums, in the same order, as stats_anova_oneway.
+ */
 int stats_brown_forsythe(const double *const *groups, const size_t *sizes, size_t k,
 			 struct stats_test *out)
 {
-	double **dev = calloc(k ? k : 1, sizeof(*dev));
-	int err = 0;
+	double *med = calloc(k ? k : 1, sizeof(*med)), *mean = calloc(k ? k : 1, sizeof(*mean));
+	double grand = 0.0, ss_between = 0.0, ss_within = 0.0, df1, df2;
+	size_t total = 0;
+	int err = -EINVAL;
 
 	test_clear(out);
-	if (!dev)
-		return -ENOMEM;
-	for (size_t g = 0; g < k && !err; g++) {
-		double med = stats_median(groups[g], sizes[g]);
-
-		dev[g] = malloc((sizes[g] ? sizes[g] : 1) * sizeof(**dev));
-		if (!dev[g]) {
-			err = -ENOMEM;
-			break;
-		}
-		for (size_t i = 0; i < sizes[g]; i++)
-			dev[g][i] = fabs(groups[g][i] - med);
+	if (!med || !mean) {
+		err = -ENOMEM;
+		goto out;
 	}
-	if (!err)
-		err = stats_anova_oneway((const double *const *)dev, sizes, k, out);
-	for (size_t g = 0; g < k; g++)
-		free(dev[g]);
-	free(dev);
+	if (k < 2)
+		goto out;
+	for (size_t g = 0; g < k; g++) {
+		if (sizes[g] == 0)
+			goto out;
+		med[g] = stats_median(groups[g], sizes[g]);
+		mean[g] = mean_abs_dev(groups[g], sizes[g], med[g]);
+		total += sizes[g];
+		grand += mean[g] * (double)sizes[g];
+	}
+	if (total <= k)
+		goto out;
+	grand /= (double)total;
+	for (size_t g = 0; g < k; g++) {
+		double m = mean[g];
+
+		ss_between += (double)sizes[g] * (m - grand) * (m - grand);
+		for (size_t i = 0; i < sizes[g]; i++) {
+			double z = fabs(groups[g][i] - med[g]);
+
+			ss_within += (z - m) * (z - m);
+		}
+	}
+	df1 = (double)(k - 1);
+	df2 = (double)(total - k);
+	out->df1 = df1;
+	out->df2 = df2;
+	err = -EDOM;
+	if (!(ss_within > 0.0))
+		goto out;
+	out->statistic = (ss_between / df1) / (ss_within / df2);
+	out->p = stats_f_sf(out->statistic, df1, df2);
+	err = 0;
+out:
+	free(med);
+	free(mean);
 	return err;
 }

@@ -24,3 +24,9 @@ add_executable(stabilizer_prog_addr_bits ${CMAKE_SOURCE_DIR}/tests/programs/stab
 target_link_libraries(stabilizer_prog_addr_bits PRIVATE PkgConfig::GSL m)
 set_target_properties(stabilizer_prog_addr_bits PROPERTIES OUTPUT_NAME addr_bits
   RUNTIME_OUTPUT_DIRECTORY ${STABILIZER_PROGRAMS_DIR})
+# heap_return: 1 GiB allocated and freed in rounds of different sizes; the
+# peak resident size must stay bounded (memory is given back).
+add_executable(stabilizer_prog_heap_return ${CMAKE_SOURCE_DIR}/tests/programs/stabilizer/heap_return.c)
+target_compile_options(stabilizer_prog_heap_return PRIVATE -fno-builtin)
+set_target_properties(stabilizer_prog_heap_return PROPERTIES OUTPUT_NAME heap_return
+  RUNTIME_OUTPUT_DIRECTORY ${STABILIZER_PROGRAMS_DIR})

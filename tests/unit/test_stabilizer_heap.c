@@ -145,7 +145,7 @@ static void test_large(void **state)
 	(void)state;
 	for (size_t k = 0; k < sizeof(aligns) / sizeof(aligns[0]); k++) {
 		size_t a = aligns[k];
-		unsigned char *p = heap_large_alloc(300000, a), *q;
+		unsigned char *p = heap_large_alloc(300000, a, false), *q;
 
 		assert_non_null(p);
 		assert_int_equal((uintptr_t)p % a, 0);
@@ -167,14 +167,87 @@ static void test_large(void **state)
 	}
 }
 
+/*
+ * Freed large mappings are kept (within a budget) and reused: the next
+ * request that fits gets one without a system call, with its old contents
+ * unless zeroes are asked for (calloc).
+ */
+static void test_large_reuse(void **state)
+{
+	size_t size = 1 << 20;
+	unsigned char *p, *q;
+	size_t before;
+
+	(void)state;
+	p = heap_large_alloc(size, 16, false);
+	assert_non_null(p);
+	memset(p, 0x77, size);
+	before = heap_large_cached_bytes();
+	heap_large_free(p);
+	assert_true(heap_large_cached_bytes() > before);
+	q = heap_large_alloc(size, 16, true);
+	assert_non_null(q);
+	assert_int_equal(heap_large_cached_bytes(), before); /* the kept mapping was taken */
+	for (size_t i = 0; i < size; i++)
+		if (q[i])
+			fail_msg("calloc'ed large block: byte %zu is %#x", i, q[i]);
+	assert_true(heap_large_usable(q) >= size);
+	heap_large_free(q);
+	/* many frees: the cache stays within its budget (32 MiB) */
+	for (int i = 0; i < 100; i++) {
+		void *r = heap_large_alloc(size * 3 + (size_t)i * 4096, 16, false);
+
+		assert_non_null(r);
+		heap_large_free(r);
+	}
+	assert_true(heap_large_cached_bytes() <= ((size_t)32 << 20));
+}
+
+/*
+ * The depot gives pages back: 8 MiB of one class allocated, written and
+ * freed through a thread's stack leaves at most the stack and the pages
+ * shared with the objects still held; the rest is returned (madvise), and
+ * what comes back from the depot afterwards is usable memory again.
+ */
+static void test_base_returns_pages(void **state)
+{
+	unsigned c = heap_class_of_size(1000);
+	size_t size = heap_class_size(c), n = (8u << 20) / size, before;
+	struct heap_free_list local = {0};
+	char **p = malloc(n * sizeof(*p));
+
+	(void)state;
+	assert_non_null(p);
+	before = heap_base_purged_bytes();
+	for (size_t i = 0; i < n; i++) {
+		p[i] = heap_base_malloc(c, &local);
+		assert_non_null(p[i]);
+		memset(p[i], 0x3c, size);
+	}
+	for (size_t i = 0; i < n; i++)
+		heap_base_free(c, &local, p[i]);
+	/* all but the last purge period (1 MiB) and the thread's stack */
+	assert_true(heap_base_purged_bytes() - before >= (6u << 20));
+	for (size_t i = 0; i < n; i++) {
+		p[i] = heap_base_malloc(c, &local);
+		assert_non_null(p[i]);
+		memset(p[i], 0x5a, size);
+	}
+	for (size_t i = 0; i < n; i++)
+		heap_base_free(c, &local, p[i]);
+	free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_size_classes),
 	    cmocka_unit_test(test_base_slabs),
+	    cmocka_unit_test(test_base_returns_pages),
 	    cmocka_unit_test(test_shuffle_no_duplicates),
 	    cmocka_unit_test(test_shuffle_delays_reuse),
 	    cmocka_unit_test(test_large),
+	    cmocka_unit_test(test_large_reuse),
 	};
 
 	if (heap_base_init())

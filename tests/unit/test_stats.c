@@ -428,6 +428,122 @@ static void test_bootstrap_edges(void **state)
 	assert_int_equal(stats_bootstrap_mean(c, 4, 1.5, 100, 1, &ci), -EINVAL);
 }
 
+/* The mean's bootstrap by resampling, as the small-sample path does it, and its BCa interval. */
+static void resampled_bca(const double *x, size_t n, size_t reps, uint64_t seed,
+			  struct stats_interval *out)
+{
+	double *rep = malloc(reps * sizeof(*rep)), *jack = malloc(n * sizeof(*jack)), sum = 0;
+	struct rng r;
+
+	assert_non_null(rep);
+	assert_non_null(jack);
+	rng_seed(&r, seed);
+	for (size_t b = 0; b < reps; b++) {
+		double s = 0;
+
+		for (size_t i = 0; i < n; i++)
+			s += x[rng_below(&r, n)];
+		rep[b] = s / (double)n;
+	}
+	for (size_t i = 0; i < n; i++)
+		sum += x[i];
+	for (size_t i = 0; i < n; i++)
+		jack[i] = (sum - x[i]) / (double)(n - 1);
+	assert_int_equal(stats_bca_interval(sum / (double)n, rep, reps, jack, n, 0.95, out), 0);
+	free(rep);
+	free(jack);
+}
+
+/*
+ * Large samples draw each replicate mean from the Cornish-Fisher expansion of
+ * its exact bootstrap cumulants: the interval must agree with resampling
+ * (both Monte Carlo: within 5% of the width), and the width with the normal
+ * theory's 2 * 1.96 * sd / sqrt(n). A sample dominated by one value is still
+ * resampled: there the result equals resampling exactly.
+ */
+static void test_bootstrap_large(void **state)
+{
+	size_t n = 40000, reps = 4000;
+	double *x = malloc(n * sizeof(*x)), width, sd;
+	struct stats_interval fast, slow;
+	struct rng r;
+
+	(void)state;
+	assert_non_null(x);
+	rng_seed(&r, 11);
+	for (size_t i = 0; i < n; i++) /* lognormal, sigma 0.3: skewed like run times */
+		x[i] = exp(0.3 * stats_normal_quantile(((double)(rng_next(&r) >> 11) + 0.5) /
+						       9007199254740992.0));
+	assert_int_equal(stats_bootstrap_mean(x, n, 0.95, reps, 5, &fast), 0);
+	resampled_bca(x, n, reps, 6, &slow);
+	width = slow.high - slow.low;
+	near(fast.estimate, slow.estimate, 1e-12, "estimate");
+	if (fabs(fast.low - slow.low) > 0.05 * width || fabs(fast.high - slow.high) > 0.05 * width)
+		fail_msg("large-sample interval [%.6g, %.6g], resampled [%.6g, %.6g]", fast.low,
+			 fast.high, slow.low, slow.high);
+	sd = stats_sd(x, n) * sqrt((double)(n - 1) / (double)n) / sqrt((double)n);
+	if (fabs((fast.high - fast.low) / (2 * 1.959964 * sd) - 1) > 0.05)
+		fail_msg("width %.6g, normal theory %.6g", fast.high - fast.low, 2 * 1.959964 * sd);
+	/* one huge value: not smooth, so resampled exactly as before */
+	x[17] = 1e6;
+	assert_int_equal(stats_bootstrap_mean(x, n, 0.95, 300, 7, &fast), 0);
+	resampled_bca(x, n, 300, 7, &slow);
+	assert_true(fast.low == slow.low && fast.high == slow.high);
+	free(x);
+}
+
+/*
+ * Large inputs take the radix sort and the selections: the sorted copy must
+ * be qsort's order and the summary's quartiles exactly the sorted ones, with
+ * negatives, zeros of both signs and many ties.
+ */
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void test_large_sort_select(void **state)
+{
+	size_t sizes[] = {65536, 100001, 200000};
+	struct rng r;
+
+	(void)state;
+	rng_seed(&r, 3);
+	for (size_t k = 0; k < N(sizes); k++) {
+		size_t n = sizes[k];
+		double *x = malloc(n * sizeof(*x)), *q = malloc(n * sizeof(*q)), *s;
+		struct stats_summary sum;
+
+		assert_non_null(x);
+		assert_non_null(q);
+		for (size_t i = 0; i < n; i++) {
+			uint64_t v = rng_next(&r);
+
+			x[i] = v % 3 == 0   ? (double)(v >> 40) * 1e-3 - 8000.0 /* ties */
+			       : v % 3 == 1 ? (v >> 8 & 1 ? -0.0 : 0.0)
+					    : ((double)(v >> 11) - 4.5e15) * 1e-9;
+		}
+		s = stats_sorted_copy(x, n);
+		assert_non_null(s);
+		memcpy(q, x, n * sizeof(*q));
+		qsort(q, n, sizeof(*q), cmp_double);
+		for (size_t i = 0; i < n; i++)
+			if (s[i] != q[i])
+				fail_msg("n %zu: sorted[%zu] = %g, qsort %g", n, i, s[i], q[i]);
+		assert_int_equal(stats_summarize(x, n, &sum), 0);
+		assert_true(sum.min == q[0] && sum.max == q[n - 1]);
+		assert_true(sum.q1 == stats_quantile_sorted(q, n, 0.25));
+		assert_true(sum.median == stats_quantile_sorted(q, n, 0.5));
+		assert_true(sum.q3 == stats_quantile_sorted(q, n, 0.75));
+		assert_true(stats_median(x, n) == stats_quantile_sorted(q, n, 0.5));
+		free(s);
+		free(q);
+		free(x);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -447,6 +563,8 @@ int main(void)
 	    cmocka_unit_test(test_bca_given_replicates),
 	    cmocka_unit_test(test_bootstrap),
 	    cmocka_unit_test(test_bootstrap_edges),
+	    cmocka_unit_test(test_bootstrap_large),
+	    cmocka_unit_test(test_large_sort_select),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -111,6 +111,93 @@ static void test_file(void **state)
 	stats_samples_free(&s);
 }
 
+/*
+ * Decimals parsed without strtod (the fast path) must give strtod's double,
+ * bit for bit, in every form: fixed and exponent notation, signs, leading
+ * and trailing zeros, 1 to 19 digits, and the limits of the fast path.
+ */
+static void test_decimal_exact(void **state)
+{
+	static const char *fixed[] = {"0",
+				      "-0",
+				      "+7",
+				      "007.50",
+				      ".5",
+				      "5.",
+				      "1e22",
+				      "1e23",
+				      "9007199254740993",
+				      "1e-22",
+				      "123456789012345678e-5",
+				      "0.000000000000000000001",
+				      "4.9e-324",
+				      "1.7976931348623157e308",
+				      "2.5E+3",
+				      "-3.25e-2"};
+	char text[64];
+	uint64_t x = 12345;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]) + 200000; i++) {
+		struct stats_samples s;
+		char err[256];
+		double want;
+
+		if (i < sizeof(fixed) / sizeof(fixed[0])) {
+			snprintf(text, sizeof(text), "%s", fixed[i]);
+		} else {
+			double v;
+
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+			v = (double)(x >> 11) / 9007199254740992.0 * pow(10, (int)(x % 13) - 6);
+			if (x >> 7 & 1)
+				snprintf(text, sizeof(text), "%.*f", (int)(x >> 8) % 12, v);
+			else
+				snprintf(text, sizeof(text), "%s%.*e", x >> 9 & 1 ? "-" : "",
+					 (int)(x >> 10) % 18, v);
+		}
+		want = strtod(text, NULL);
+		assert_int_equal(
+		    stats_samples_read_buffer("t", text, strlen(text), &s, err, sizeof(err)), 0);
+		if (memcmp(&s.values[0], &want, sizeof(want)))
+			fail_msg("'%s': got %.17g, strtod %.17g", text, s.values[0], want);
+		stats_samples_free(&s);
+	}
+}
+
+/* A file read in chunks: lines across chunk boundaries, and the line number of a late error. */
+static void test_file_chunks(void **state)
+{
+	char path[] = "/tmp/lever-samples-XXXXXX", err[256] = "";
+	struct stats_samples s;
+	int fd = mkstemp(path);
+	FILE *f;
+	size_t n = 300000; /* about 3 MiB: several chunks */
+	double sum = 0;
+
+	(void)state;
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%zu.%03zu # comment %zu\n", i, i % 1000, i);
+	fclose(f);
+	assert_int_equal(stats_samples_read_file(path, &s, err, sizeof(err)), 0);
+	assert_int_equal(s.n, n);
+	for (size_t i = 0; i < n; i++)
+		sum += s.values[i] - (double)i - (double)(i % 1000) / 1000.0;
+	assert_true(fabs(sum) < 1e-6);
+	stats_samples_free(&s);
+	f = fopen(path, "a");
+	assert_non_null(f);
+	fprintf(f, "oops\n");
+	fclose(f);
+	assert_int_not_equal(stats_samples_read_file(path, &s, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, ":300001: 'oops'"));
+	stats_samples_free(&s);
+	unlink(path);
+}
+
 static void test_many(void **state)
 {
 	size_t n = 1000000, len = 0;
@@ -247,9 +334,10 @@ static void test_fuzz(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_valid), cmocka_unit_test(test_errors),
-	    cmocka_unit_test(test_file),  cmocka_unit_test(test_many),
-	    cmocka_unit_test(test_suite), cmocka_unit_test(test_suite_errors),
+	    cmocka_unit_test(test_valid),	  cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_file),	  cmocka_unit_test(test_many),
+	    cmocka_unit_test(test_decimal_exact), cmocka_unit_test(test_file_chunks),
+	    cmocka_unit_test(test_suite),	  cmocka_unit_test(test_suite_errors),
 	    cmocka_unit_test(test_fuzz),
 	};
 

@@ -10,9 +10,11 @@
  *                   every malloc and free is one step of the inside-out
  *                   Fisher-Yates shuffle, without locks
  *   heap_base.c     the deterministic-reuse base: size classes carved from
- *                   slabs in one reserved region, a LIFO free list per
- *                   thread and class, a shared depot per class (locked)
- *   heap_large.c    allocations above HEAP_SMALL_MAX: one mmap each
+ *                   slabs in one reserved region, a LIFO stack of free
+ *                   objects per thread and class, a shared depot per class
+ *                   (locked) that gives whole free pages back to the system
+ *   heap_large.c    allocations above HEAP_SMALL_MAX: a mapping each, the
+ *                   recently freed ones kept for reuse within a byte budget
  */
 #ifndef LEVER_STABILIZER_HEAP_H
 #define LEVER_STABILIZER_HEAP_H
@@ -65,16 +67,15 @@ static inline void heap_lock_reset(struct heap_lock *l)
 }
 
 /*
- * One thread's free objects of one size class: a LIFO list of freed ones and
- * an array of fresh ones (kept out of the list so that carving them does not
- * write to, and so fault in, their pages before the program uses them).
+ * One thread's free objects of one size class: a stack of pointers, not a
+ * list threaded through the objects, so that freeing never writes to an
+ * object (its cache line is usually cold) and free objects hold no links
+ * that returning their pages to the system would destroy.
  */
-#define HEAP_BATCH 32
+#define HEAP_LOCAL_CAP 64
 struct heap_free_list {
-	void *head;
-	size_t count;
-	unsigned n_fresh;
-	void *fresh[HEAP_BATCH]; /* handed out from the end */
+	unsigned count;
+	void *obj[HEAP_LOCAL_CAP]; /* obj[count - 1] is handed out next */
 };
 
 /* ------------------------------------------------------------ heap_base.c */
@@ -95,19 +96,31 @@ void heap_base_seed(uint64_t seed);
  * region is exhausted: from local, else a batch from the class's depot, else
  * fresh objects of the class's current slab, which come in the order of a
  * seeded bijection of its slots. Freed objects go to local, last-in
- * first-out; a thread with too many passes a batch to the depot.
+ * first-out; a thread with too many passes its oldest half to the depot,
+ * which returns pages holding only free objects to the system (madvise).
  */
 void *heap_base_malloc(unsigned c, struct heap_free_list *local);
 void heap_base_free(unsigned c, struct heap_free_list *local, void *p);
 /* Fork: the class locks, taken before and released or reset after. */
 void heap_base_lock_all(void);
+/* Bytes of class memory given back to the system so far (for tests). */
+size_t heap_base_purged_bytes(void);
 void heap_base_unlock_all(void);
 void heap_base_reset_locks(void);
 
 /* ------------------------------------------------------------ heap_large.c */
 
-/* A mapping of its own for size bytes aligned to align (a power of two >= 16). */
-void *heap_large_alloc(size_t size, size_t align);
+/*
+ * A mapping of its own for size bytes aligned to align (a power of two >= 16),
+ * possibly a recently freed one: zeroed then only if zero is set.
+ */
+void *heap_large_alloc(size_t size, size_t align, bool zero);
+/* Bytes of freed mappings kept for reuse (for tests). */
+size_t heap_large_cached_bytes(void);
+/* Fork: the cache's lock. */
+void heap_large_lock_all(void);
+void heap_large_unlock_all(void);
+void heap_large_reset_locks(void);
 /* Does p carry a large-allocation header? (p not in the base region) */
 bool heap_large_owns(const void *p);
 void heap_large_free(void *p);

@@ -48,15 +48,18 @@ static bool reserve_failed;
 static void fork_prepare(void)
 {
 	heap_shuffle_lock_all();
+	heap_large_lock_all();
 }
 
 static void fork_parent(void)
 {
+	heap_large_unlock_all();
 	heap_shuffle_unlock_all();
 }
 
 static void fork_child(void)
 {
+	heap_large_reset_locks();
 	heap_shuffle_reset_locks();
 	heap_shuffle_reseed_child();
 	heap_large_seed(stabilizer_stream_seed(STABILIZER_STREAM_HEAP) ^ (uint64_t)getpid());
@@ -117,7 +120,8 @@ int heap_start(void)
 
 /* ------------------------------------------------------------ allocation */
 
-static void *alloc_aligned(size_t size, size_t align)
+/* zero: the caller needs zeroes (calloc); only reused large mappings need clearing here. */
+static void *alloc_aligned(size_t size, size_t align, bool zero)
 {
 	void *p;
 
@@ -133,7 +137,7 @@ static void *alloc_aligned(size_t size, size_t align)
 		if (p)
 			return (void *)(((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1));
 	}
-	p = heap_large_alloc(size, align < HEAP_ALIGN ? HEAP_ALIGN : align);
+	p = heap_large_alloc(size, align < HEAP_ALIGN ? HEAP_ALIGN : align, zero);
 	if (!p)
 		errno = ENOMEM;
 	return p;
@@ -181,7 +185,7 @@ static void *realloc_ours(void *p, size_t size)
 			errno = ENOMEM;
 		return q;
 	}
-	q = alloc_aligned(size, HEAP_ALIGN);
+	q = alloc_aligned(size, HEAP_ALIGN, false);
 	if (!q)
 		return NULL;
 	keep = size < have ? size : have;
@@ -209,7 +213,7 @@ static void *memalign_ours(size_t align, size_t size)
 			a <<= 1;
 		align = a;
 	}
-	return alloc_aligned(size, align < HEAP_ALIGN ? HEAP_ALIGN : align);
+	return alloc_aligned(size, align < HEAP_ALIGN ? HEAP_ALIGN : align, false);
 }
 
 static size_t page_size(void)
@@ -230,7 +234,7 @@ STABILIZER_EXPORT void *malloc(size_t size)
 {
 	if (heap_mode() == MODE_LIBC)
 		return __libc_malloc(size);
-	return alloc_aligned(size, HEAP_ALIGN);
+	return alloc_aligned(size, HEAP_ALIGN, false);
 }
 
 STABILIZER_EXPORT void free(void *p)
@@ -254,8 +258,8 @@ STABILIZER_EXPORT void *calloc(size_t n, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	p = alloc_aligned(total, HEAP_ALIGN);
-	/* New mappings are zero; objects from the size classes may be reused. */
+	p = alloc_aligned(total, HEAP_ALIGN, true);
+	/* Large ones came zeroed; objects from the size classes may be reused. */
 	if (p && heap_base_owns(p))
 		memset(p, 0, total);
 	return p;
@@ -266,7 +270,7 @@ STABILIZER_EXPORT void *realloc(void *p, size_t size)
 	if (heap_mode() == MODE_LIBC)
 		return __libc_realloc(p, size);
 	if (!p)
-		return alloc_aligned(size, HEAP_ALIGN);
+		return alloc_aligned(size, HEAP_ALIGN, false);
 	if (!size) { /* glibc frees and returns NULL */
 		free_ours(p);
 		return NULL;
@@ -295,7 +299,7 @@ STABILIZER_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 	if (heap_mode() == MODE_LIBC)
 		p = __libc_memalign(align, size);
 	else
-		p = alloc_aligned(size, align < HEAP_ALIGN ? HEAP_ALIGN : align);
+		p = alloc_aligned(size, align < HEAP_ALIGN ? HEAP_ALIGN : align, false);
 	if (!p)
 		return ENOMEM;
 	errno = saved;

@@ -5,6 +5,14 @@
  * returned pointer gives the mapping's size and the pointer's offset in it.
  * With the default alignment the offset is a random multiple of 16 within the
  * first page, so that even large objects get random cache-index bits 4-11.
+ *
+ * Freed mappings of up to CACHE_MAX bytes are kept, CACHE_BYTES in all, and
+ * reused whole for the next request that fits in it and needs at least
+ * half of it: a program
+ * that frees and allocates large buffers in a loop paid an mmap, a page
+ * fault per page and a munmap every time (30 times glibc's time, which
+ * reuses its heap). A reused mapping gets a new random offset; its old
+ * contents stay unless the caller asks for zeroes (calloc).
  */
 #include <stdatomic.h>
 #include <string.h>
@@ -20,6 +28,20 @@ struct large_header {
 	uint32_t offset;
 	uint32_t magic;
 };
+
+#define CACHE_SLOTS 8
+#define CACHE_BYTES ((size_t)32 << 20)
+#define CACHE_MAX   ((size_t)16 << 20)
+
+struct cached_map {
+	char *map;
+	size_t size;
+};
+
+static struct heap_lock cache_lock;	     /* the three below */
+static struct cached_map cache[CACHE_SLOTS]; /* oldest first */
+static unsigned cache_n;
+static size_t cache_bytes;
 
 static _Atomic uint64_t offset_counter;
 static uint64_t offset_key;
@@ -45,12 +67,66 @@ static struct large_header *header_of(const void *p)
 	return (struct large_header *)((char *)p - sizeof(struct large_header));
 }
 
-void *heap_large_alloc(size_t size, size_t align)
+/*
+ * The smallest cached mapping of need..2 * need bytes, whole (its pages are
+ * in memory already; cutting it would fault them in again); its size in
+ * *need. NULL if none.
+ */
+static char *cache_take(size_t *need)
+{
+	unsigned best = CACHE_SLOTS;
+	char *map;
+
+	heap_lock(&cache_lock);
+	for (unsigned i = 0; i < cache_n; i++)
+		if (cache[i].size >= *need && cache[i].size / 2 <= *need &&
+		    (best == CACHE_SLOTS || cache[i].size < cache[best].size))
+			best = i;
+	if (best == CACHE_SLOTS) {
+		heap_unlock(&cache_lock);
+		return NULL;
+	}
+	map = cache[best].map;
+	*need = cache[best].size;
+	cache_bytes -= cache[best].size;
+	memmove(cache + best, cache + best + 1, (cache_n - best - 1) * sizeof(cache[0]));
+	cache_n--;
+	heap_unlock(&cache_lock);
+	return map;
+}
+
+/* Keep a freed mapping, evicting the oldest ones beyond the budget; false if too big. */
+static bool cache_put(char *map, size_t size)
+{
+	if (size > CACHE_MAX)
+		return false;
+	heap_lock(&cache_lock);
+	while (cache_n && (cache_n == CACHE_SLOTS || cache_bytes + size > CACHE_BYTES)) {
+		munmap(cache[0].map, cache[0].size);
+		cache_bytes -= cache[0].size;
+		memmove(cache, cache + 1, (cache_n - 1) * sizeof(cache[0]));
+		cache_n--;
+	}
+	cache[cache_n].map = map;
+	cache[cache_n].size = size;
+	cache_n++;
+	cache_bytes += size;
+	heap_unlock(&cache_lock);
+	return true;
+}
+
+size_t heap_large_cached_bytes(void)
+{
+	return cache_bytes;
+}
+
+void *heap_large_alloc(size_t size, size_t align, bool zero)
 {
 	size_t offset = align <= HEAP_ALIGN ? random_offset() : align;
 	size_t need;
 	char *map, *user;
 	struct large_header *h;
+	bool reused = false;
 
 	if (align >
 	    PAGE) /* a page-aligned mapping; the aligned point may be up to align - PAGE in */
@@ -60,7 +136,11 @@ void *heap_large_alloc(size_t size, size_t align)
 	need = (size + offset + PAGE - 1) & ~(size_t)(PAGE - 1);
 	if (align > PAGE)
 		need += align;
-	map = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	map = align <= PAGE ? cache_take(&need) : NULL;
+	if (map)
+		reused = true;
+	else
+		map = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (map == MAP_FAILED)
 		return NULL;
 	user = map + offset;
@@ -71,6 +151,8 @@ void *heap_large_alloc(size_t size, size_t align)
 	h->map_size = need;
 	h->offset = (uint32_t)(user - map);
 	h->magic = LARGE_MAGIC;
+	if (reused && zero)
+		memset(user, 0, size);
 	return user;
 }
 
@@ -85,7 +167,8 @@ void heap_large_free(void *p)
 	struct large_header *h = header_of(p);
 
 	h->magic = 0;
-	munmap((char *)p - h->offset, h->map_size);
+	if (!cache_put((char *)p - h->offset, h->map_size))
+		munmap((char *)p - h->offset, h->map_size);
 }
 
 size_t heap_large_usable(const void *p)
@@ -112,4 +195,19 @@ void *heap_large_realloc(void *p, size_t size)
 	h = (struct large_header *)(moved + offset - sizeof(*h));
 	h->map_size = need;
 	return moved + offset;
+}
+
+void heap_large_lock_all(void)
+{
+	heap_lock(&cache_lock);
+}
+
+void heap_large_unlock_all(void)
+{
+	heap_unlock(&cache_lock);
+}
+
+void heap_large_reset_locks(void)
+{
+	heap_lock_reset(&cache_lock);
 }

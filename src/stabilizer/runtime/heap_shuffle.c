@@ -15,6 +15,13 @@
  * waiting), per-thread heaps about what one thread costs. A thread's heap is
  * recycled for the next new thread when it exits, buffered objects and all.
  *
+ * The slot a malloc returns is drawn at the class's previous malloc, from a
+ * stream of the mallocs' own, so that its object can be prefetched in
+ * between: a buffered object is usually out of the cache (the price of not
+ * reusing the object just freed) and the program writes to it at once. The
+ * choice stays uniform over the buffer and independent of its contents, as
+ * the frees in between draw their slots from another stream.
+ *
  * The streams are xoshiro256** (base/rng) where the paper used Marsaglia's
  * multiply-with-carry; N = 256 makes the slot index the top eight bits of
  * one draw. Thread heaps are seeded from the heap's seed and the order in
@@ -27,7 +34,9 @@
 
 struct shuffle_class {
 	bool filled;
-	struct rng rng;
+	unsigned next;	       /* the slot the next malloc returns, drawn one malloc early */
+	struct rng rng;	       /* the frees' slots and the initial shuffle */
+	struct rng malloc_rng; /* the mallocs' slots */
 	struct heap_free_list free;
 	void *slot[HEAP_SHUFFLE_N];
 };
@@ -49,9 +58,13 @@ static bool heap_key_made;
 
 static void seed_heap(struct thread_heap *h, uint64_t index)
 {
-	for (unsigned c = 0; c < HEAP_N_CLASSES; c++)
-		rng_seed(&h->cls[c].rng, shuffle_seed + 0x9e3779b97f4a7c15ULL * (c + 1) +
-					     0x632be59bd9b4e019ULL * index);
+	for (unsigned c = 0; c < HEAP_N_CLASSES; c++) {
+		uint64_t s =
+		    shuffle_seed + 0x9e3779b97f4a7c15ULL * (c + 1) + 0x632be59bd9b4e019ULL * index;
+
+		rng_seed(&h->cls[c].rng, s);
+		rng_seed(&h->cls[c].malloc_rng, s ^ 0xd1b54a32d192ed03ULL);
+	}
 }
 
 /* At thread exit: the heap goes to the next new thread. */
@@ -109,9 +122,9 @@ void heap_shuffle_init(uint64_t seed)
 	heap_key_made = pthread_key_create(&heap_key, release_heap) == 0;
 }
 
-static unsigned random_slot(struct shuffle_class *s)
+static unsigned random_slot(struct rng *r)
 {
-	return (unsigned)(rng_next(&s->rng) >> 56); /* HEAP_SHUFFLE_N == 256 */
+	return (unsigned)(rng_next(r) >> 56); /* HEAP_SHUFFLE_N == 256 */
 }
 
 /* The initial fill: N base objects, then a full Fisher-Yates shuffle. */
@@ -132,6 +145,7 @@ static bool fill(struct shuffle_class *s, unsigned c)
 		s->slot[i] = s->slot[j];
 		s->slot[j] = t;
 	}
+	s->next = random_slot(&s->malloc_rng);
 	s->filled = true;
 	return true;
 }
@@ -147,9 +161,11 @@ static void *malloc_from(struct thread_heap *h, unsigned c)
 	fresh = heap_base_malloc(c, &s->free);
 	if (!fresh)
 		return NULL;
-	i = random_slot(s);
+	i = s->next;
 	out = s->slot[i];
 	s->slot[i] = fresh;
+	s->next = random_slot(&s->malloc_rng);
+	__builtin_prefetch(s->slot[s->next], 1, 3);
 	return out;
 }
 
@@ -162,7 +178,7 @@ static void free_into(struct thread_heap *h, unsigned c, void *p)
 		heap_base_free(c, &s->free, p);
 		return;
 	}
-	i = random_slot(s);
+	i = random_slot(&s->rng);
 	heap_base_free(c, &s->free, s->slot[i]);
 	s->slot[i] = p;
 }
@@ -235,6 +251,12 @@ void heap_shuffle_reseed_child(void)
 	struct thread_heap *h = current_heap;
 
 	/* Parent and child hold the same state; only the child jumps away. */
-	for (unsigned c = 0; h && c < HEAP_N_CLASSES; c++)
-		rng_seed(&h->cls[c].rng, rng_next(&h->cls[c].rng) ^ 0xc4ceb9fe1a85ec53ULL);
+	for (unsigned c = 0; h && c < HEAP_N_CLASSES; c++) {
+		struct shuffle_class *s = &h->cls[c];
+
+		rng_seed(&s->rng, rng_next(&s->rng) ^ 0xc4ceb9fe1a85ec53ULL);
+		rng_seed(&s->malloc_rng, rng_next(&s->malloc_rng) ^ 0x94d049bb133111ebULL);
+		if (s->filled)
+			s->next = random_slot(&s->malloc_rng);
+	}
 }
