@@ -16,8 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/bench_common.h"
+#include "measure/measure.h"
 #include "cli/commands.h"
+#include "cli/launch.h"
 
 static const char compare_usage[] =
     "usage: lever compare [OPTIONS] -- 'CMD_A' 'CMD_B'\n"
@@ -57,7 +58,7 @@ static const char compare_usage[] =
     "      --export-markdown FILE  also write the table as Markdown ('-': standard\n"
     "                          output, instead of the text); for a suite, with\n"
     "                          mean(B)/mean(A), sd(B)/sd(A) and p < alpha in bold\n"
-    "\n" BENCH_OPTIONS_HELP "  -h, --help              show this help\n"
+    "\n" MEASURE_OPTIONS_HELP "  -h, --help              show this help\n"
     "\n"
     "With two commands the defaults are 30 runs of each and at least 3 s.\n"
     "A command without shell syntax is split into words and run directly;\n"
@@ -70,8 +71,8 @@ enum compare_mode { MODE_COMMANDS, MODE_SAMPLES, MODE_SUITE };
 
 struct compare_cli {
 	enum compare_mode mode;
-	struct compare_options cmp;
-	struct bench_options run;
+	struct measure_compare_options cmp;
+	struct measure_options run;
 	const char *suite, *configs, *html, *markdown;
 	bool drop_max, json;
 	bool seed_given;
@@ -110,18 +111,18 @@ static int compare_usage_error(const char *fmt, const char *arg)
 	fprintf(stderr, "lever compare: ");
 	fprintf(stderr, fmt, arg);
 	fprintf(stderr, "\nRun 'lever compare --help' for usage.\n");
-	return EXIT_USAGE;
+	return MEASURE_EXIT_USAGE;
 }
 
-static int parse_test(const char *text, enum compare_test *t)
+static int parse_test(const char *text, enum stats_compare_test *t)
 {
 	static const struct {
 		const char *name;
-		enum compare_test t;
-	} tests[] = {{"auto", TEST_AUTO},
-		     {"welch", TEST_WELCH},
-		     {"student", TEST_STUDENT},
-		     {"mann-whitney", TEST_MANN_WHITNEY}};
+		enum stats_compare_test t;
+	} tests[] = {{"auto", STATS_TEST_AUTO},
+		     {"welch", STATS_TEST_WELCH},
+		     {"student", STATS_TEST_STUDENT},
+		     {"mann-whitney", STATS_TEST_MANN_WHITNEY}};
 
 	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
 		if (strcmp(text, tests[i].name) == 0) {
@@ -150,22 +151,23 @@ static int own_option(struct compare_cli *o, int c, const char *arg)
 		o->drop_max = true;
 		return 1;
 	case OPT_ALPHA:
-		return parse_alpha(arg, &o->cmp.alpha)
+		return measure_parse_alpha(arg, &o->cmp.stats.alpha)
 			   ? compare_usage_error("--alpha '%s': need 0 < A < 1", arg)
 			   : 1;
 	case OPT_TEST:
-		return parse_test(arg, &o->cmp.test)
+		return parse_test(arg, &o->cmp.stats.test)
 			   ? compare_usage_error(
 				 "--test '%s': auto, welch, student or mann-whitney", arg)
 			   : 1;
 	case OPT_BOOTSTRAP:
 		errno = 0;
-		o->cmp.resamples = strtoul(arg, &end, 10);
-		if (errno || *end || o->cmp.resamples < 100 || o->cmp.resamples > 10000000)
+		o->cmp.stats.resamples = strtoul(arg, &end, 10);
+		if (errno || *end || o->cmp.stats.resamples < 100 ||
+		    o->cmp.stats.resamples > 10000000)
 			return compare_usage_error("--bootstrap '%s': need 100..10000000", arg);
 		return 1;
 	case 'u':
-		return parse_value_unit(arg, &o->cmp.format)
+		return measure_parse_unit(arg, &o->cmp.format)
 			   ? compare_usage_error("unknown unit '%s' (s, ms, us, ns, none)", arg)
 			   : 1;
 	case OPT_JSON:
@@ -185,7 +187,7 @@ static int own_option(struct compare_cli *o, int c, const char *arg)
 static int parse_args(struct compare_cli *o, int argc, char **argv)
 {
 	struct option *options =
-	    bench_options_merge(own_options, sizeof(own_options) / sizeof(own_options[0]));
+	    measure_options_merge(own_options, sizeof(own_options) / sizeof(own_options[0]));
 	int c, rc = -1, index = -1;
 
 	if (!options)
@@ -208,7 +210,7 @@ static int parse_args(struct compare_cli *o, int argc, char **argv)
 		} else {
 			if (index >= 0 && strcmp(options[index].name, "seed") == 0)
 				o->seed_given = true;
-			r = bench_options_parse(&o->run, "lever compare", c, optarg);
+			r = measure_options_parse(&o->run, "lever compare", c, optarg);
 			rc = r == 1 ? -1
 				    : (r ? r
 					 : compare_usage_error("unknown option '%s'",
@@ -220,109 +222,48 @@ static int parse_args(struct compare_cli *o, int argc, char **argv)
 	return rc;
 }
 
+/* The run session, with the Stabilizer runtime preloaded when a run needs it. */
+static int session_start(struct measure_session *s, const struct measure_options *o,
+			 const char *who)
+{
+	char *preload = NULL;
+	int rc;
+
+	if (measure_options_stabilizer(o) &&
+	    !(preload = launch_runtime_preload(who, STABILIZER_RUNTIME_NAME)))
+		return 1;
+	rc = measure_session_init(s, o, who, preload);
+	free(preload);
+	return rc;
+}
+
 /* ------------------------------------------------------------ output */
 
-static void html_body(FILE *f, const void *arg)
+static int output_comparison(const struct compare_cli *o, const struct stats_comparison *c,
+			     const char *title, const struct measure_result *res)
 {
-	comparison_print_html(arg, f);
-}
-
-/* With commands: how their runs were randomized (res: both commands' results). */
-struct compare_output {
-	const struct comparison *c;
-	const struct bench_options *run;
-	const struct bench_result *res; /* NULL for samples */
-};
-
-static void html_body_commands(FILE *f, const void *arg)
-{
-	const struct compare_output *out = arg;
-
-	comparison_print_html(out->c, f);
-	bench_layout_html(out->run, out->res, 2, f);
-}
-
-static void print_layout_text(const struct compare_cli *o, const struct bench_result *res)
-{
-	char line[512];
-
-	printf("\nLayout:\n");
-	for (int i = 0; i < 2; i++) {
-		printf("  %s: %s\n", i ? "B" : "A",
-		       bench_layout_text(&o->run, &res[i], line, sizeof(line)));
-		if (res[i].command->program)
-			printf("     program %s\n", res[i].command->program);
-	}
-}
-
-/* Both samples as a Markdown table, then the test and the verdict. */
-static int write_markdown(const struct compare_cli *o, const struct comparison *c)
-{
-	struct sample_description d[2] = {c->a, c->b};
-	struct report_table *t = sample_table(d, 2, &o->cmp.format, o->cmp.alpha);
-	FILE *f = strcmp(o->markdown, "-") ? fopen(o->markdown, "w") : stdout;
-	char p1[32], p2[32];
-	int err;
-
-	if (!f || !t) {
-		err = f ? -ENOMEM : -errno;
-		report_table_free(t);
-		return err;
-	}
-	report_table_print_markdown(t, f);
-	report_table_free(t);
-	fprintf(f, "\n%s: p = %s. Brown-Forsythe (equal variances): p = %s.\n\n%s\n",
-		compare_test_name(c->test), report_format_p(c->result.p, p1, sizeof(p1)),
-		report_format_p(c->variance.p, p2, sizeof(p2)), c->verdict);
-	err = ferror(f) ? -EIO : 0;
-	if (f != stdout && fclose(f))
-		err = -errno;
-	return err;
-}
-
-static int output_comparison(const struct compare_cli *o, struct comparison *c, const char *title,
-			     const struct bench_result *res)
-{
-	struct compare_output out = {c, &o->run, res};
-	int err;
+	struct measure_comparison_report r = {c, &o->cmp.format, title, &o->run, res};
+	int err = 0;
 
 	if (o->markdown) {
-		err = write_markdown(o, c);
+		FILE *f = strcmp(o->markdown, "-") ? fopen(o->markdown, "w") : stdout;
+
+		err = f ? measure_comparison_report_markdown(&r, f) : -errno;
+		if (f && f != stdout && fclose(f) && !err)
+			err = -errno;
 		if (err) {
 			fprintf(stderr, "lever compare: cannot write %s: %s\n", o->markdown,
 				strerror(-err));
 			return 1;
 		}
 	}
-	if (o->json) {
-		struct report_json j;
-
-		report_json_init(&j, stdout);
-		report_json_object_begin(&j);
-		comparison_print_json_fields(c, &j);
-		if (res) {
-			report_json_key(&j, "layout");
-			bench_layout_json(&o->run, res, 2, &j);
-		}
-		report_json_object_end(&j);
-		report_json_finish(&j);
-	} else if (!o->markdown || strcmp(o->markdown, "-")) {
-		printf("%s\n\n", title);
-		comparison_print_text(c, stdout);
-		if (res)
-			print_layout_text(o, res);
-	}
-	if (o->html) {
-		struct report_series s[2] = {{c->a.name, c->a.x, c->a.n},
-					     {c->b.name, c->b.x, c->b.n}};
-		err = res ? write_html_report(o->html, title, s, 2, &o->cmp.format,
-					      html_body_commands, &out)
-			  : write_html_report(o->html, title, s, 2, &o->cmp.format, html_body, c);
-		if (err) {
-			fprintf(stderr, "lever compare: cannot write %s: %s\n", o->html,
-				strerror(-err));
-			return 1;
-		}
+	if (o->json)
+		measure_comparison_report_json(&r, stdout);
+	else if (!o->markdown || strcmp(o->markdown, "-"))
+		measure_comparison_report_text(&r, stdout);
+	if (o->html && (err = measure_comparison_report_html(&r, o->html))) {
+		fprintf(stderr, "lever compare: cannot write %s: %s\n", o->html, strerror(-err));
+		return 1;
 	}
 	return 0;
 }
@@ -332,7 +273,7 @@ static int output_comparison(const struct compare_cli *o, struct comparison *c, 
 static int compare_files(struct compare_cli *o, char **paths)
 {
 	struct stats_samples s[2] = {{0}, {0}};
-	struct comparison c;
+	struct stats_comparison c;
 	char err[512];
 	int rc = 1;
 
@@ -349,7 +290,8 @@ static int compare_files(struct compare_cli *o, char **paths)
 			goto out;
 		}
 	}
-	compare_samples(&c, &o->cmp, paths[0], s[0].values, s[0].n, paths[1], s[1].values, s[1].n);
+	stats_compare_samples(&c, &o->cmp.stats, paths[0], s[0].values, s[0].n, paths[1],
+			      s[1].values, s[1].n);
 	rc = output_comparison(o, &c, "lever compare: samples", NULL);
 out:
 	stats_samples_free(&s[0]);
@@ -359,34 +301,34 @@ out:
 
 static int compare_commands(struct compare_cli *o, char **texts)
 {
-	struct bench_command cmd[2];
-	struct bench_result res[2];
-	struct bench_session session;
-	struct comparison c;
+	struct measure_command cmd[2];
+	struct measure_result res[2];
+	struct measure_session session;
+	struct stats_comparison c;
 	int rc = 1;
 
 	memset(res, 0, sizeof(res));
 	memset(cmd, 0, sizeof(cmd));
-	if (bench_command_from_string(&cmd[0], texts[0]) ||
-	    bench_command_from_string(&cmd[1], texts[1])) {
+	if (measure_command_from_string(&cmd[0], texts[0]) ||
+	    measure_command_from_string(&cmd[1], texts[1])) {
 		fprintf(stderr, "lever compare: a command is empty or has unbalanced quotes\n");
-		bench_command_free(&cmd[0]);
-		bench_command_free(&cmd[1]);
-		return EXIT_USAGE;
+		measure_command_free(&cmd[0]);
+		measure_command_free(&cmd[1]);
+		return MEASURE_EXIT_USAGE;
 	}
-	rc = bench_check_programs(&o->run, cmd, 2, "lever compare");
+	rc = measure_randomization_check(&o->run, cmd, 2, "lever compare");
 	if (!rc)
-		rc = bench_session_init(&session, &o->run, "lever compare");
+		rc = session_start(&session, &o->run, "lever compare");
 	if (!rc)
-		rc = bench_measure(&session, cmd, 2, res);
+		rc = measure_commands(&session, cmd, 2, res);
 	if (!rc) {
-		compare_samples(&c, &o->cmp, cmd[0].display, res[0].wall, res[0].n, cmd[1].display,
-				res[1].wall, res[1].n);
+		stats_compare_samples(&c, &o->cmp.stats, cmd[0].display, res[0].wall, res[0].n,
+				      cmd[1].display, res[1].wall, res[1].n);
 		rc = output_comparison(o, &c, "lever compare: commands (interleaved runs)", res);
 	}
 	for (int i = 0; i < 2; i++) {
-		bench_result_free(&res[i]);
-		bench_command_free(&cmd[i]);
+		measure_result_free(&res[i]);
+		measure_command_free(&cmd[i]);
 	}
 	return rc;
 }
@@ -397,32 +339,32 @@ int cmd_compare(int argc, char **argv)
 	int rc, nargs;
 
 	memset(&o, 0, sizeof(o));
-	compare_options_init(&o.cmp);
-	bench_options_init(&o.run);
+	measure_compare_options_init(&o.cmp);
+	measure_options_init(&o.run);
 	o.run.min_runs = 30;
 	rc = parse_args(&o, argc, argv);
 	if (rc >= 0)
 		return rc;
-	rc = bench_options_check(&o.run, "lever compare");
+	rc = measure_options_check(&o.run, "lever compare");
 	if (rc)
 		return rc;
-	if (o.mode != MODE_COMMANDS && (bench_options_stabilizer(&o.run) || o.run.randomize_link))
+	if (o.mode != MODE_COMMANDS && (measure_options_stabilizer(&o.run) || o.run.randomize_link))
 		return compare_usage_error("%s", "--randomize=heap/code/stack/link randomizes runs "
 						 "of commands; --samples and --suite run none");
 	/* the analysis of files is reproducible unless --seed says otherwise */
-	o.cmp.seed = o.seed_given || o.mode == MODE_COMMANDS ? o.run.seed : 1;
+	o.cmp.stats.seed = o.seed_given || o.mode == MODE_COMMANDS ? o.run.seed : 1;
 	nargs = argc - optind;
 	if (o.json && o.markdown && !strcmp(o.markdown, "-"))
 		return compare_usage_error("%s", "--json and --export-markdown - both want "
 						 "standard output");
 	switch (o.mode) {
 	case MODE_SUITE: {
-		struct suite_outputs want = {o.drop_max, o.json, o.html, o.markdown};
+		struct measure_suite_outputs want = {o.drop_max, o.json, o.html, o.markdown};
 
 		if (nargs)
 			return compare_usage_error("unexpected argument '%s' with --suite",
 						   argv[optind]);
-		return compare_suite(o.suite, o.configs, &want, &o.cmp);
+		return measure_suite_compare(o.suite, o.configs, &want, &o.cmp);
 	}
 	case MODE_SAMPLES:
 		if (nargs != 2)

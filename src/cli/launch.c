@@ -51,3 +51,16 @@ char *launch_preload_value(const char *old, const char *runtime)
 		return NULL;
 	return value;
 }
+
+char *launch_runtime_preload(const char *who, const char *name)
+{
+	char runtime[PATH_MAX];
+	char *value;
+
+	if (launch_find_runtime(who, name, runtime))
+		return NULL;
+	value = launch_preload_value(getenv("LD_PRELOAD"), runtime);
+	if (!value)
+		fprintf(stderr, "%s: out of memory\n", who);
+	return value;
+}

@@ -21,5 +21,10 @@ int launch_find_runtime(const char *who, const char *name, char *out);
  * already there, as a new string (free() it); NULL when out of memory.
  */
 char *launch_preload_value(const char *old, const char *runtime);
+/*
+ * The caller's LD_PRELOAD with runtime `name` appended, as a new string
+ * (free() it); NULL after printing why not (prefixed with who).
+ */
+char *launch_runtime_preload(const char *who, const char *name);
 
 #endif

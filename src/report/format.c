@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "report/report.h"
+#include "stats/stats.h"
 
 const char *report_time_unit(double seconds, double *scale)
 {
@@ -63,11 +64,5 @@ char *report_format_bytes(double bytes, char *buf, size_t size)
 
 char *report_format_p(double p, char *buf, size_t size)
 {
-	if (isnan(p))
-		snprintf(buf, size, "n/a");
-	else if (p < 1e-4)
-		snprintf(buf, size, "%.1e", p);
-	else
-		snprintf(buf, size, "%.3g", p);
-	return buf;
+	return stats_format_p(p, buf, size);
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* lever bench / lever compare: parsing --randomize and --rerandomize. */
+/* The measure room (src/measure/options.c): parsing --randomize and --rerandomize. */
 #include <getopt.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,50 +10,50 @@
 
 #include <cmocka.h>
 
-#include "cli/bench_common.h"
+#include "measure/measure.h"
 #include "stabilizer/runtime/stabilizer.h"
 
-/* The getopt code of a long option of bench_long_options. */
+/* The getopt code of a long option of measure_long_options. */
 static int code_of(const char *name)
 {
-	for (const struct option *o = bench_long_options; o->name; o++)
+	for (const struct option *o = measure_long_options; o->name; o++)
 		if (strcmp(o->name, name) == 0)
 			return o->val;
 	fail_msg("no option --%s", name);
 	return -1;
 }
 
-static int parse(struct bench_options *o, const char *name, const char *arg)
+static int parse(struct measure_options *o, const char *name, const char *arg)
 {
-	return bench_options_parse(o, "lever bench", code_of(name), arg);
+	return measure_options_parse(o, "lever bench", code_of(name), arg);
 }
 
 static void defaults_randomize_env_only(void **state)
 {
-	struct bench_options o;
+	struct measure_options o;
 
 	(void)state;
-	bench_options_init(&o);
+	measure_options_init(&o);
 	assert_true(o.randomize_env);
 	assert_false(o.randomize_heap || o.randomize_code || o.randomize_stack || o.randomize_link);
-	assert_false(bench_options_stabilizer(&o));
+	assert_false(measure_options_stabilizer(&o));
 	assert_int_equal(o.rerandomize_ns, STABILIZE_DEFAULT_INTERVAL_NS);
-	assert_int_equal(bench_options_check(&o, "lever bench"), 0);
+	assert_int_equal(measure_options_check(&o, "lever bench"), 0);
 }
 
 static void randomize_turns_on_exactly_the_parts_named(void **state)
 {
-	struct bench_options o;
+	struct measure_options o;
 
 	(void)state;
-	bench_options_init(&o);
+	measure_options_init(&o);
 	assert_int_equal(parse(&o, "randomize", "code,stack"), 1);
 	assert_false(o.randomize_env);
 	assert_false(o.randomize_heap);
 	assert_true(o.randomize_code);
 	assert_true(o.randomize_stack);
 	assert_false(o.randomize_link);
-	assert_true(bench_options_stabilizer(&o));
+	assert_true(measure_options_stabilizer(&o));
 
 	/* a second --randomize replaces the first */
 	assert_int_equal(parse(&o, "randomize", "heap,code,stack,link,env"), 1);
@@ -62,28 +62,28 @@ static void randomize_turns_on_exactly_the_parts_named(void **state)
 	assert_int_equal(parse(&o, "randomize", "link"), 1);
 	assert_true(o.randomize_link);
 	assert_false(o.randomize_env || o.randomize_heap || o.randomize_code || o.randomize_stack);
-	assert_false(bench_options_stabilizer(&o)); /* link is a build, not a runtime part */
+	assert_false(measure_options_stabilizer(&o)); /* link is a build, not a runtime part */
 	assert_int_equal(parse(&o, "randomize", "none"), 1);
 	assert_false(o.randomize_env || o.randomize_link);
 }
 
 static void randomize_rejects_unknown_parts(void **state)
 {
-	struct bench_options o;
+	struct measure_options o;
 
 	(void)state;
-	bench_options_init(&o);
-	assert_int_equal(parse(&o, "randomize", "code,globals"), EXIT_USAGE);
-	assert_int_equal(parse(&o, "randomize", "Code"), EXIT_USAGE);
-	assert_int_equal(parse(&o, "randomize", "code stack"), EXIT_USAGE);
+	measure_options_init(&o);
+	assert_int_equal(parse(&o, "randomize", "code,globals"), MEASURE_EXIT_USAGE);
+	assert_int_equal(parse(&o, "randomize", "Code"), MEASURE_EXIT_USAGE);
+	assert_int_equal(parse(&o, "randomize", "code stack"), MEASURE_EXIT_USAGE);
 }
 
 static void rerandomize_takes_a_duration_or_off(void **state)
 {
-	struct bench_options o;
+	struct measure_options o;
 
 	(void)state;
-	bench_options_init(&o);
+	measure_options_init(&o);
 	assert_int_equal(parse(&o, "rerandomize", "2ms"), 1);
 	assert_int_equal(o.rerandomize_ns, 2000000);
 	assert_int_equal(parse(&o, "rerandomize", "250"), 1); /* default unit ms */
@@ -93,27 +93,27 @@ static void rerandomize_takes_a_duration_or_off(void **state)
 	assert_int_equal(parse(&o, "rerandomize", "off"), 1);
 	assert_int_equal(o.rerandomize_ns, 0);
 	assert_true(o.rerandomize_given);
-	assert_int_equal(parse(&o, "rerandomize", "500us"), EXIT_USAGE); /* below 1ms */
-	assert_int_equal(parse(&o, "rerandomize", "2h"), EXIT_USAGE);
-	assert_int_equal(parse(&o, "rerandomize", "soon"), EXIT_USAGE);
-	assert_int_equal(parse(&o, "rerandomize", ""), EXIT_USAGE);
-	assert_int_equal(parse(&o, "rerandomize", "-5ms"), EXIT_USAGE);
+	assert_int_equal(parse(&o, "rerandomize", "500us"), MEASURE_EXIT_USAGE); /* below 1ms */
+	assert_int_equal(parse(&o, "rerandomize", "2h"), MEASURE_EXIT_USAGE);
+	assert_int_equal(parse(&o, "rerandomize", "soon"), MEASURE_EXIT_USAGE);
+	assert_int_equal(parse(&o, "rerandomize", ""), MEASURE_EXIT_USAGE);
+	assert_int_equal(parse(&o, "rerandomize", "-5ms"), MEASURE_EXIT_USAGE);
 }
 
 static void rerandomize_needs_code_or_stack(void **state)
 {
-	struct bench_options o;
+	struct measure_options o;
 
 	(void)state;
-	bench_options_init(&o);
+	measure_options_init(&o);
 	assert_int_equal(parse(&o, "rerandomize", "10ms"), 1);
-	assert_int_equal(bench_options_check(&o, "lever bench"), EXIT_USAGE);
+	assert_int_equal(measure_options_check(&o, "lever bench"), MEASURE_EXIT_USAGE);
 	assert_int_equal(parse(&o, "randomize", "heap"), 1);
-	assert_int_equal(bench_options_check(&o, "lever bench"), EXIT_USAGE);
+	assert_int_equal(measure_options_check(&o, "lever bench"), MEASURE_EXIT_USAGE);
 	assert_int_equal(parse(&o, "randomize", "stack"), 1);
-	assert_int_equal(bench_options_check(&o, "lever bench"), 0);
+	assert_int_equal(measure_options_check(&o, "lever bench"), 0);
 	assert_int_equal(parse(&o, "randomize", "code"), 1);
-	assert_int_equal(bench_options_check(&o, "lever bench"), 0);
+	assert_int_equal(measure_options_check(&o, "lever bench"), 0);
 }
 
 int main(void)

@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/bench_common.h"
+#include "measure/measure.h"
 #include "stabilizer/cc/cc.h"
 
 /* ------------------------------------------------------------ the program */
@@ -131,7 +131,7 @@ static void read_marks(const char *path, struct program_marks *m)
 	close(fd);
 }
 
-static int missing(const char *name, const char *part, const struct bench_command *c,
+static int missing(const char *name, const char *part, const struct measure_command *c,
 		   const char *what, const char *how)
 {
 	fprintf(stderr,
@@ -141,7 +141,8 @@ static int missing(const char *name, const char *part, const struct bench_comman
 	return 1;
 }
 
-static int check_program(const struct bench_options *o, struct bench_command *c, const char *name)
+static int check_program(const struct measure_options *o, struct measure_command *c,
+			 const char *name)
 {
 	char word[PATH_MAX], path[PATH_MAX];
 	struct program_marks m;
@@ -191,7 +192,7 @@ static int check_program(const struct bench_options *o, struct bench_command *c,
 	return 0;
 }
 
-int bench_program_link_seed(const char *path, uint64_t *seed)
+int measure_program_link_seed(const char *path, uint64_t *seed)
 {
 	struct program_marks m;
 
@@ -200,8 +201,8 @@ int bench_program_link_seed(const char *path, uint64_t *seed)
 	return m.link_seed ? 0 : -1;
 }
 
-int bench_check_programs(const struct bench_options *o, struct bench_command *commands, size_t k,
-			 const char *name)
+int measure_randomization_check(const struct measure_options *o, struct measure_command *commands,
+				size_t k, const char *name)
 {
 	if (!o->randomize_code && !o->randomize_stack && !o->randomize_link)
 		return 0;
@@ -213,7 +214,7 @@ int bench_check_programs(const struct bench_options *o, struct bench_command *co
 
 /* ------------------------------------------------------------ describing */
 
-static const char *rerandomize_text(const struct bench_options *o, char *buf, size_t size)
+static const char *rerandomize_text(const struct measure_options *o, char *buf, size_t size)
 {
 	char dur[32];
 
@@ -227,7 +228,7 @@ static const char *rerandomize_text(const struct bench_options *o, char *buf, si
 }
 
 /* Distinct link seeds over the runs of r (a --prepare command may relink). */
-static size_t distinct_link_seeds(const struct bench_result *r)
+static size_t distinct_link_seeds(const struct measure_result *r)
 {
 	size_t distinct = 0;
 
@@ -241,7 +242,7 @@ static size_t distinct_link_seeds(const struct bench_result *r)
 	return distinct;
 }
 
-static void link_text(const struct bench_options *o, const struct bench_result *r, char *buf,
+static void link_text(const struct measure_options *o, const struct measure_result *r, char *buf,
 		      size_t size)
 {
 	size_t distinct = r && r->n ? distinct_link_seeds(r) : 0;
@@ -260,18 +261,18 @@ static void link_text(const struct bench_options *o, const struct bench_result *
 			 (unsigned long long)r->command->link_seed);
 }
 
-char *bench_layout_text(const struct bench_options *o, const struct bench_result *r, char *buf,
-			size_t size)
+char *measure_randomization_text(const struct measure_options *o, const struct measure_result *r,
+				 char *buf, size_t size)
 {
 	char again[64], link[96];
-	bool per_run = o->randomize_env || bench_options_stabilizer(o);
+	bool per_run = o->randomize_env || measure_options_stabilizer(o);
 
 	link_text(o, r, link, sizeof(link));
 	snprintf(
 	    buf, size, "%s%s%s%s%s%s%s (--seed %llu%s)",
 	    o->randomize_env ? "random environment size per run (0-4095 bytes)"
 			     : "fixed environment",
-	    bench_options_stabilizer(o) ? "; Stabilizer, fresh seed per run:" : "",
+	    measure_options_stabilizer(o) ? "; Stabilizer, fresh seed per run:" : "",
 	    o->randomize_heap ? " shuffled heap" : "",
 	    o->randomize_code ? (o->randomize_heap ? ", relocated code" : " relocated code") : "",
 	    o->randomize_stack ? (o->randomize_heap || o->randomize_code ? ", random stack pads"
@@ -293,10 +294,10 @@ static void seed_string(struct report_json *j, const char *key, uint64_t v)
 		report_json_string(j, text);
 }
 
-static void command_json(const struct bench_options *o, const struct bench_result *r,
+static void command_json(const struct measure_options *o, const struct measure_result *r,
 			 struct report_json *j)
 {
-	const struct bench_command *c = r->command;
+	const struct measure_command *c = r->command;
 
 	report_json_object_begin(j);
 	report_json_kv_string(j, "command", c->display);
@@ -321,7 +322,7 @@ static void command_json(const struct bench_options *o, const struct bench_resul
 		report_json_null(j);
 	}
 	report_json_key(j, "stabilizer_seeds");
-	if (bench_options_stabilizer(o)) {
+	if (measure_options_stabilizer(o)) {
 		report_json_array_begin(j);
 		for (size_t i = 0; i < r->n; i++)
 			seed_string(j, NULL, r->runs[i].stabilizer_seed);
@@ -332,8 +333,9 @@ static void command_json(const struct bench_options *o, const struct bench_resul
 	report_json_object_end(j);
 }
 
-void bench_layout_json(const struct bench_options *o, const struct bench_result *results, size_t k,
-		       struct report_json *j)
+void measure_randomization_json(const struct measure_options *o,
+				const struct measure_result *results, size_t k,
+				struct report_json *j)
 {
 	const struct {
 		const char *name;
@@ -365,7 +367,7 @@ void bench_layout_json(const struct bench_options *o, const struct bench_result 
 }
 
 /* "WHAT seeds of the runs of CMD, in order: s1, s2, ..." as one paragraph. */
-static void seeds_html(const struct bench_result *r, const char *what, bool link, FILE *f)
+static void seeds_html(const struct measure_result *r, const char *what, bool link, FILE *f)
 {
 	size_t size = 96 + strlen(r->command->display) + r->n * 22;
 	char *text = malloc(size);
@@ -383,20 +385,20 @@ static void seeds_html(const struct bench_result *r, const char *what, bool link
 	free(text);
 }
 
-void bench_layout_html(const struct bench_options *o, const struct bench_result *results, size_t k,
-		       FILE *f)
+void measure_randomization_html(const struct measure_options *o,
+				const struct measure_result *results, size_t k, FILE *f)
 {
 	char line[512], para[PATH_MAX + 1024];
 
 	report_html_heading(f, 2, "Layout randomization");
 	for (size_t i = 0; i < k; i++) {
-		const struct bench_command *c = results[i].command;
+		const struct measure_command *c = results[i].command;
 
 		snprintf(para, sizeof(para), "%s: %s%s%s", c->display,
-			 bench_layout_text(o, &results[i], line, sizeof(line)),
+			 measure_randomization_text(o, &results[i], line, sizeof(line)),
 			 c->program ? "; program " : "", c->program ? c->program : "");
 		report_html_paragraph(f, para);
-		if (bench_options_stabilizer(o))
+		if (measure_options_stabilizer(o))
 			seeds_html(&results[i], "Stabilizer", false, f);
 		if (o->randomize_link && distinct_link_seeds(&results[i]) > 1)
 			seeds_html(&results[i], "Link order", true, f);

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/bench_common.h"
+#include "measure/measure.h"
 #include "stabilizer/runtime/stabilizer.h"
 
 enum {
@@ -19,7 +19,7 @@ enum {
 	OPT_RERANDOMIZE,
 };
 
-const struct option bench_long_options[] = {
+const struct option measure_long_options[] = {
     {"warmup", required_argument, NULL, 'w'},
     {"min-runs", required_argument, NULL, 'm'},
     {"max-runs", required_argument, NULL, 'M'},
@@ -36,7 +36,7 @@ const struct option bench_long_options[] = {
     {NULL, 0, NULL, 0},
 };
 
-void bench_options_init(struct bench_options *o)
+void measure_options_init(struct measure_options *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->min_runs = 10;
@@ -51,7 +51,7 @@ static int bad_value(const char *command, const char *option, const char *arg, c
 {
 	fprintf(stderr, "%s: %s '%s': %s\n", command, option, arg, want);
 	fprintf(stderr, "Run '%s --help' for usage.\n", command);
-	return EXIT_USAGE;
+	return MEASURE_EXIT_USAGE;
 }
 
 static bool parse_count(const char *text, size_t *out)
@@ -70,7 +70,7 @@ static bool parse_count(const char *text, size_t *out)
 }
 
 /* --randomize=env,heap,code,stack,link,none: each word turns one part on. */
-static int parse_randomize(struct bench_options *o, const char *command, const char *arg)
+static int parse_randomize(struct measure_options *o, const char *command, const char *arg)
 {
 	struct {
 		const char *name;
@@ -84,7 +84,7 @@ static int parse_randomize(struct bench_options *o, const char *command, const c
 	int rc = 1;
 
 	if (!copy)
-		return EXIT_USAGE;
+		return MEASURE_EXIT_USAGE;
 	for (size_t i = 0; i < ARRAY_SIZE(parts); i++)
 		if (parts[i].flag)
 			*parts[i].flag = false;
@@ -107,7 +107,7 @@ static int parse_randomize(struct bench_options *o, const char *command, const c
 #define HOUR_NS (3600ULL * NSEC_PER_SEC)
 
 /* --rerandomize=DUR (1ms..1h, default unit ms, as lever stabilize --interval) or off. */
-static int parse_rerandomize(struct bench_options *o, const char *command, const char *arg)
+static int parse_rerandomize(struct measure_options *o, const char *command, const char *arg)
 {
 	uint64_t ns;
 
@@ -124,12 +124,12 @@ static int parse_rerandomize(struct bench_options *o, const char *command, const
 	return 1;
 }
 
-bool bench_options_stabilizer(const struct bench_options *o)
+bool measure_options_stabilizer(const struct measure_options *o)
 {
 	return o->randomize_heap || o->randomize_code || o->randomize_stack;
 }
 
-int bench_options_check(const struct bench_options *o, const char *command)
+int measure_options_check(const struct measure_options *o, const char *command)
 {
 	if (o->rerandomize_given && !o->randomize_code && !o->randomize_stack) {
 		fprintf(stderr,
@@ -137,12 +137,12 @@ int bench_options_check(const struct bench_options *o, const char *command)
 			"re-randomizes on every allocation anyway)\n",
 			command);
 		fprintf(stderr, "Run '%s --help' for usage.\n", command);
-		return EXIT_USAGE;
+		return MEASURE_EXIT_USAGE;
 	}
 	return 0;
 }
 
-int bench_options_parse(struct bench_options *o, const char *command, int c, const char *arg)
+int measure_options_parse(struct measure_options *o, const char *command, int c, const char *arg)
 {
 	size_t n;
 	uint64_t ns;
@@ -204,17 +204,17 @@ int bench_options_parse(struct bench_options *o, const char *command, int c, con
 	return 0;
 }
 
-struct option *bench_options_merge(const struct option *own, size_t n_own)
+struct option *measure_options_merge(const struct option *own, size_t n_own)
 {
 	size_t common = 0;
 	struct option *all;
 
-	while (bench_long_options[common].name)
+	while (measure_long_options[common].name)
 		common++;
 	all = calloc(n_own + common + 1, sizeof(*all));
 	if (!all)
 		return NULL;
 	memcpy(all, own, n_own * sizeof(*all));
-	memcpy(all + n_own, bench_long_options, common * sizeof(*all));
+	memcpy(all + n_own, measure_long_options, common * sizeof(*all));
 	return all;
 }

@@ -21,8 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli/bench_common.h"
-#include "cli/launch.h"
+#include "measure/measure.h"
 #include "stabilizer/runtime/stabilizer.h"
 
 extern char **environ;
@@ -38,7 +37,7 @@ static bool has_shell_syntax(const char *s)
 	return strpbrk(s, "|&;<>()$`*?[]{}~!#=\n") != NULL;
 }
 
-static int push_word(struct bench_command *c, size_t *n, char *word)
+static int push_word(struct measure_command *c, size_t *n, char *word)
 {
 	char **grown = realloc(c->argv, (*n + 2) * sizeof(*grown));
 
@@ -53,7 +52,7 @@ static int push_word(struct bench_command *c, size_t *n, char *word)
 }
 
 /* Split text into words honouring quotes; -1 on unbalanced quotes or no memory. */
-static int split_words(struct bench_command *c, const char *text)
+static int split_words(struct measure_command *c, const char *text)
 {
 	size_t n = 0, len = strlen(text);
 	char *word = malloc(len + 1);
@@ -93,7 +92,7 @@ static int split_words(struct bench_command *c, const char *text)
 	return -1;
 }
 
-int bench_command_from_string(struct bench_command *c, const char *text)
+int measure_command_from_string(struct measure_command *c, const char *text)
 {
 	memset(c, 0, sizeof(*c));
 	c->display = strdup(text);
@@ -111,7 +110,7 @@ int bench_command_from_string(struct bench_command *c, const char *text)
 	return c->argv[0] && c->argv[1] && c->argv[2] ? 0 : -1;
 }
 
-int bench_command_from_argv(struct bench_command *c, char **argv, int argc)
+int measure_command_from_argv(struct measure_command *c, char **argv, int argc)
 {
 	size_t len = 0;
 
@@ -137,7 +136,7 @@ int bench_command_from_argv(struct bench_command *c, char **argv, int argc)
 	return 0;
 }
 
-void bench_command_free(struct bench_command *c)
+void measure_command_free(struct measure_command *c)
 {
 	for (size_t i = 0; c->argv && c->argv[i]; i++)
 		free(c->argv[i]);
@@ -149,41 +148,29 @@ void bench_command_free(struct bench_command *c)
 
 /* ------------------------------------------------------------ one run */
 
-/* LD_PRELOAD=<the caller's> <liblever-stabilizer.so>, for --randomize=heap/code/stack. */
-static int prepare_preload(struct bench_session *s)
+int measure_session_init(struct measure_session *s, const struct measure_options *o,
+			 const char *name, const char *preload)
 {
-	char runtime[PATH_MAX];
-	char *value;
 	int n;
 
-	if (launch_find_runtime(s->name, STABILIZER_RUNTIME_NAME, runtime))
-		return 1;
-	value = launch_preload_value(getenv("LD_PRELOAD"), runtime);
-	if (!value) {
-		fprintf(stderr, "%s: out of memory\n", s->name);
-		return 1;
-	}
-	n = snprintf(s->preload, sizeof(s->preload), "LD_PRELOAD=%s", value);
-	free(value);
-	if (n < 0 || (size_t)n >= sizeof(s->preload)) {
-		fprintf(stderr, "%s: LD_PRELOAD is too long\n", s->name);
-		return 1;
-	}
-	return 0;
-}
-
-int bench_session_init(struct bench_session *s, const struct bench_options *o, const char *name)
-{
 	memset(s, 0, sizeof(*s));
 	s->opt = o;
 	s->name = name;
 	rng_seed(&s->rng, o->seed);
 	s->tty = o->progress && isatty(STDERR_FILENO);
-	return bench_options_stabilizer(o) ? prepare_preload(s) : 0;
+	if (!measure_options_stabilizer(o))
+		return 0;
+	n = snprintf(s->preload, sizeof(s->preload), "LD_PRELOAD=%s", preload ? preload : "");
+	if (!preload || n < 0 || (size_t)n >= sizeof(s->preload)) {
+		fprintf(stderr, "%s: %s\n", name,
+			preload ? "LD_PRELOAD is too long" : "no Stabilizer runtime to preload");
+		return 1;
+	}
+	return 0;
 }
 
 /* Variables a run sets itself: the caller's values must not leak in. */
-static bool replaced_variable(const struct bench_session *s, const char *entry)
+static bool replaced_variable(const struct measure_session *s, const char *entry)
 {
 	static const char *const ours[] = {ENV_OFFSET_VAR "=", ITERATION_VAR "="};
 	static const char *const stabilizer[] = {
@@ -195,7 +182,7 @@ static bool replaced_variable(const struct bench_session *s, const char *entry)
 	for (size_t i = 0; i < ARRAY_SIZE(ours); i++)
 		if (strncmp(entry, ours[i], strlen(ours[i])) == 0)
 			return true;
-	for (size_t i = 0; bench_options_stabilizer(s->opt) && i < ARRAY_SIZE(stabilizer); i++)
+	for (size_t i = 0; measure_options_stabilizer(s->opt) && i < ARRAY_SIZE(stabilizer); i++)
 		if (strncmp(entry, stabilizer[i], strlen(stabilizer[i])) == 0)
 			return true;
 	return false;
@@ -205,10 +192,10 @@ static bool replaced_variable(const struct bench_session *s, const char *entry)
 #define STABILIZER_VAR_LEN 64
 
 /* The runtime's settings for one run (stabilize.c's contract), seed drawn here. */
-static void stabilizer_settings(struct bench_session *s, char vars[][STABILIZER_VAR_LEN],
+static void stabilizer_settings(struct measure_session *s, char vars[][STABILIZER_VAR_LEN],
 				uint64_t *seed)
 {
-	const struct bench_options *o = s->opt;
+	const struct measure_options *o = s->opt;
 
 	*seed = rng_next(&s->rng);
 	snprintf(vars[0], STABILIZER_VAR_LEN, "%s=%d", STABILIZE_ENV_HEAP, o->randomize_heap);
@@ -228,7 +215,7 @@ static void stabilizer_settings(struct bench_session *s, char vars[][STABILIZER_
  * number, and with a Stabilizer part the runtime and its settings with a
  * fresh seed (vars[] holds those strings; free them with the array).
  */
-static char **run_environment(struct bench_session *s, size_t offset, char **pad, char **iter,
+static char **run_environment(struct measure_session *s, size_t offset, char **pad, char **iter,
 			      char vars[][STABILIZER_VAR_LEN], uint64_t *seed)
 {
 	size_t n = 0, k = 0;
@@ -254,7 +241,7 @@ static char **run_environment(struct bench_session *s, size_t offset, char **pad
 		 (unsigned long long)s->iteration);
 	env[k++] = *iter;
 	*seed = 0;
-	if (bench_options_stabilizer(s->opt)) {
+	if (measure_options_stabilizer(s->opt)) {
 		env[k++] = s->preload;
 		stabilizer_settings(s, vars, seed);
 		for (int i = 0; i < STABILIZER_VARS; i++)
@@ -290,7 +277,7 @@ static int spawn_actions(posix_spawn_file_actions_t *fa, bool show_output)
  * The wall time runs from just before the spawn to the child's exit being
  * reaped. Returns 0, or -errno of the spawn or exec.
  */
-static int spawn_and_wait(char **argv, char **env, bool show_output, struct bench_run *r)
+static int spawn_and_wait(char **argv, char **env, bool show_output, struct measure_run *r)
 {
 	posix_spawn_file_actions_t fa;
 	struct rusage ru;
@@ -319,10 +306,10 @@ static int spawn_and_wait(char **argv, char **env, bool show_output, struct benc
 }
 
 /* A helper shell command (prepare, cleanup); 0 if it succeeded. */
-static int run_helper(struct bench_session *s, const char *what, const char *cmd)
+static int run_helper(struct measure_session *s, const char *what, const char *cmd)
 {
 	char *argv[] = {"/bin/sh", "-c", (char *)cmd, NULL};
-	struct bench_run r;
+	struct measure_run r;
 	int rc = spawn_and_wait(argv, environ, s->opt->show_output, &r);
 
 	if (rc || r.exit_code) {
@@ -333,7 +320,8 @@ static int run_helper(struct bench_session *s, const char *what, const char *cmd
 	return 0;
 }
 
-static int run_once(struct bench_session *s, const struct bench_command *c, struct bench_run *r)
+static int run_once(struct measure_session *s, const struct measure_command *c,
+		    struct measure_run *r)
 {
 	char *pad = NULL, *iter = NULL, **env;
 	char vars[STABILIZER_VARS][STABILIZER_VAR_LEN];
@@ -345,7 +333,7 @@ static int run_once(struct bench_session *s, const struct bench_command *c, stru
 	if (s->opt->prepare && run_helper(s, "prepare", s->opt->prepare))
 		return 1;
 	if (s->opt->randomize_link && c->program &&
-	    bench_program_link_seed(c->program, &r->link_seed)) {
+	    measure_program_link_seed(c->program, &r->link_seed)) {
 		fprintf(stderr,
 			"%s: --randomize=link: %s records no link seed any more (did the prepare "
 			"command relink it without lever cc --randomize-link?)\n",
@@ -381,11 +369,11 @@ out:
 
 /* ------------------------------------------------------------ measuring */
 
-static int result_push(struct bench_result *res, const struct bench_run *r)
+static int result_push(struct measure_result *res, const struct measure_run *r)
 {
 	if (res->n == res->capacity) {
 		size_t cap = res->capacity ? res->capacity * 2 : 32;
-		struct bench_run *runs = realloc(res->runs, cap * sizeof(*runs));
+		struct measure_run *runs = realloc(res->runs, cap * sizeof(*runs));
 		double *wall;
 
 		if (!runs)
@@ -403,7 +391,7 @@ static int result_push(struct bench_result *res, const struct bench_run *r)
 	return 0;
 }
 
-void bench_result_free(struct bench_result *r)
+void measure_result_free(struct measure_result *r)
 {
 	free(r->runs);
 	free(r->wall);
@@ -414,9 +402,9 @@ void bench_result_free(struct bench_result *r)
  * Measuring stops when both the run count and the time are reached (or the
  * run limit is): the bar shows the lesser of the two fractions.
  */
-static void progress(struct bench_session *s, const char *phase, size_t done, double elapsed)
+static void progress(struct measure_session *s, const char *phase, size_t done, double elapsed)
 {
-	const struct bench_options *o = s->opt;
+	const struct measure_options *o = s->opt;
 	const int width = 30;
 	double frac = fmin(o->min_runs ? (double)done / (double)o->min_runs : 1.0,
 			   o->min_time > 0 ? elapsed / o->min_time : 1.0);
@@ -432,7 +420,7 @@ static void progress(struct bench_session *s, const char *phase, size_t done, do
 	fflush(stderr);
 }
 
-static void progress_clear(struct bench_session *s)
+static void progress_clear(struct measure_session *s)
 {
 	if (s->tty) {
 		fputs("\r\033[K", stderr);
@@ -440,9 +428,9 @@ static void progress_clear(struct bench_session *s)
 	}
 }
 
-static int warm_up(struct bench_session *s, const struct bench_command *commands, size_t k)
+static int warm_up(struct measure_session *s, const struct measure_command *commands, size_t k)
 {
-	struct bench_run r;
+	struct measure_run r;
 
 	for (size_t w = 0; w < s->opt->warmup; w++) {
 		for (size_t i = 0; i < k; i++) {
@@ -454,15 +442,15 @@ static int warm_up(struct bench_session *s, const struct bench_command *commands
 	return 0;
 }
 
-static bool keep_going(const struct bench_options *o, size_t runs, double elapsed)
+static bool keep_going(const struct measure_options *o, size_t runs, double elapsed)
 {
 	if (o->max_runs && runs >= o->max_runs)
 		return false;
 	return runs < o->min_runs || elapsed < o->min_time;
 }
 
-int bench_measure(struct bench_session *s, const struct bench_command *commands, size_t k,
-		  struct bench_result *results)
+int measure_commands(struct measure_session *s, const struct measure_command *commands, size_t k,
+		     struct measure_result *results)
 {
 	uint64_t start;
 	size_t runs = 0;
@@ -477,7 +465,7 @@ int bench_measure(struct bench_session *s, const struct bench_command *commands,
 	progress(s, "measuring", 0, 0.0);
 	while (!rc && keep_going(s->opt, runs, (double)(time_monotonic_ns() - start) / 1e9)) {
 		for (size_t i = 0; i < k && !rc; i++) {
-			struct bench_run r;
+			struct measure_run r;
 
 			rc = run_once(s, &commands[i], &r);
 			if (!rc && result_push(&results[i], &r)) {
