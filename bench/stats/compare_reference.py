@@ -52,3 +52,36 @@ r = stats.mannwhitneyu(A, C, alternative="two-sided", method="exact")
 show("A,C: stats.mannwhitneyu(method='exact') U", r.statistic)
 show("A,C: stats.mannwhitneyu(method='exact') p", r.pvalue)
 show("A,C: mean(A)/mean(C)", np.mean(A) / np.mean(C))
+
+# ---------------------------------------------------------------- a suite
+# tests/unit/test_measure_suite.c: four benchmarks, configurations A and B,
+# three runs each. With two configurations the within-subjects ANOVA's F is
+# the square of the paired t statistic on the cell means (same p).
+SUITE = {
+    "a": ([1.00, 1.02, 1.01], [0.95, 0.96, 0.94]),
+    "b": ([2.00, 2.04, 2.02], [2.01, 2.03, 2.05]),
+    "c": ([0.50, 0.51, 0.52], [0.47, 0.48, 0.46]),
+    "d": ([3.10, 3.00, 3.20], [3.05, 2.95, 3.00]),
+}
+ma = [np.mean(a) for a, _ in SUITE.values()]
+mb = [np.mean(b) for _, b in SUITE.values()]
+r = stats.ttest_rel(ma, mb)
+show("suite: stats.ttest_rel(cell means) t**2 (= F)", r.statistic**2)
+show("suite: stats.ttest_rel(cell means) p", r.pvalue)
+ratios = [b / a for a, b in zip(ma, mb)]
+show("suite: mean(B)/mean(A) per benchmark", ratios)
+show("suite: np.median(ratios)", np.median(ratios))
+significant = faster = 0
+for name, (a, b) in SUITE.items():
+    normal = stats.shapiro(a).pvalue >= 0.05 and stats.shapiro(b).pvalue >= 0.05
+    if normal:
+        p = stats.ttest_ind(a, b, equal_var=False).pvalue
+        how = "ttest_ind(equal_var=False)"
+    else:
+        p = stats.mannwhitneyu(a, b, alternative="two-sided", method="exact").pvalue
+        how = "mannwhitneyu(method='exact')"
+    show(f"suite {name}: {how} p", p)
+    significant += p < 0.05
+    faster += p < 0.05 and np.mean(a) > np.mean(b)
+show("suite: significant at 0.05", significant)
+show("suite: of which B faster", faster)

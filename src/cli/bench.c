@@ -27,7 +27,7 @@ static const char bench_usage[] =
     "peak memory (RSS), outliers, and whether the times look normally distributed\n"
     "(Shapiro-Wilk). Every run gets an environment variable of random length\n"
     "(LEVER_RANDOMIZED_ENVIRONMENT_OFFSET, 0-4095 bytes), which moves the stack and\n"
-    "so randomizes the layout bias a fixed environment would bake into every run;\n"
+    "so randomizes the placement bias a fixed environment would bake into every run;\n"
     "--randomize adds Stabilizer's heap, code and stack randomization per run.\n"
     "After '--' the command and its arguments are executed directly; a single\n"
     "string is split into words, or run by /bin/sh -c if it has shell syntax.\n"

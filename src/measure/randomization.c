@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * The layout randomization of lever bench and lever compare runs: checking
+ * The randomization of lever bench and lever compare runs: checking
  * that the programs can be randomized the way --randomize asks (code and
  * stack only act in programs built by lever cc, link needs a program linked
  * by lever cc --randomize-link), and describing what was randomized, with
@@ -390,7 +390,7 @@ void measure_randomization_html(const struct measure_options *o,
 {
 	char line[512], para[PATH_MAX + 1024];
 
-	report_html_heading(f, 2, "Layout randomization");
+	report_html_heading(f, 2, "Randomization");
 	for (size_t i = 0; i < k; i++) {
 		const struct measure_command *c = results[i].command;
 

@@ -291,7 +291,7 @@ static void markdown_row(FILE *f, const struct measure_suite *r, size_t b,
 	fputc('\n', f);
 }
 
-/* The suite as a Markdown table in the layout of the paper's Table 1, then the verdicts. */
+/* The suite as a Markdown table in the form of the paper's Table 1, then the verdicts. */
 static int write_markdown(const struct measure_suite *r, const char *path,
 			  const struct measure_compare_options *o)
 {

@@ -4,3 +4,6 @@
 lever_unit_test(test_measure_options
   SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_measure_options.c
   LIBS lever_measure lever_base)
+lever_unit_test(test_measure_suite
+  SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_measure_suite.c
+  LIBS lever_measure lever_base)
