@@ -85,3 +85,13 @@ for name, (a, b) in SUITE.items():
     faster += p < 0.05 and np.mean(a) > np.mean(b)
 show("suite: significant at 0.05", significant)
 show("suite: of which B faster", faster)
+
+# ---------------------------------------------------------------- extremes
+# tests/unit/test_stats_compare.c: W and sd are scale-invariant (sd scales
+# with the data), so subnormal (x 1e-310) and huge (x 1e60) copies of D must
+# give D's W and p, and sd(D) times the factor.
+D = [1.0, 2.0, 3.0, 1.5, 2.5]
+w = stats.shapiro(D)
+show("D: stats.shapiro W", w.statistic)
+show("D: stats.shapiro p", w.pvalue)
+show("D: np.std(ddof=1)", np.std(D, ddof=1))

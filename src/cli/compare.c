@@ -278,7 +278,9 @@ static int compare_files(struct compare_cli *o, char **paths)
 	int rc = 1;
 
 	for (int i = 0; i < 2; i++) {
-		if (stats_samples_read_file(paths[i], &s[i], err, sizeof(err))) {
+		if (stats_samples_read_file(paths[i], &s[i], err, sizeof(err)) ||
+		    measure_check_times(paths[i], s[i].values, s[i].n, &o->cmp.format, err,
+					sizeof(err))) {
 			fprintf(stderr, "lever compare: %s\n", err);
 			goto out;
 		}

@@ -74,16 +74,19 @@ static int analyse(struct stats_samples *files, size_t k, const struct stats_cli
 	return rc;
 }
 
-static int read_files(char **paths, size_t k, bool drop_max, struct stats_samples *files)
+static int read_files(char **paths, size_t k, const struct stats_cli *o,
+		      struct stats_samples *files)
 {
 	char err[512];
 
 	for (size_t i = 0; i < k; i++) {
-		if (stats_samples_read_file(paths[i], &files[i], err, sizeof(err))) {
+		if (stats_samples_read_file(paths[i], &files[i], err, sizeof(err)) ||
+		    measure_check_times(paths[i], files[i].values, files[i].n, &o->format, err,
+					sizeof(err))) {
 			fprintf(stderr, "lever stats: %s\n", err);
 			return 1;
 		}
-		if (drop_max)
+		if (o->drop_max)
 			files[i].n = stats_drop_max(files[i].values, files[i].n);
 		if (files[i].n == 0) {
 			fprintf(stderr, "lever stats: %s: no values left after --drop-max\n",
@@ -149,7 +152,7 @@ int cmd_stats(int argc, char **argv)
 	files = calloc(k, sizeof(*files));
 	if (!files)
 		return 1;
-	rc = read_files(argv + optind, k, o.drop_max, files);
+	rc = read_files(argv + optind, k, &o, files);
 	if (!rc)
 		rc = analyse(files, k, &o);
 	for (size_t i = 0; i < k; i++)

@@ -95,11 +95,17 @@ void measure_comparison_text(const struct stats_comparison *c,
 			c->variance.p < c->opt->alpha ? "the variances differ"
 						      : "no evidence the variances differ");
 	}
-	if (isfinite(c->speedup.estimate))
+	if (isfinite(c->speedup.low))
 		fprintf(
 		    f,
 		    "  speedup: mean(A)/mean(B) = %.4f, %.0f%% CI [%.4f, %.4f] (BCa bootstrap)\n",
 		    c->speedup.estimate, c->opt->level * 100, c->speedup.low, c->speedup.high);
+	else if (isfinite(c->speedup.estimate))
+		fprintf(f, "  speedup: mean(A)/mean(B) = %.4f, no confidence interval (%s)\n",
+			c->speedup.estimate, c->interval_undefined);
+	else
+		fprintf(f, "  speedup: undefined (%s)\n",
+			c->speedup_undefined ? c->speedup_undefined : "a mean is zero");
 	fprintf(f, "\n  %s\n", c->verdict);
 }
 

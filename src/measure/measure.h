@@ -196,6 +196,13 @@ char *measure_format_value(const struct measure_value_format *vf, double v, char
 int measure_parse_unit(const char *text, struct measure_value_format *vf);
 /* --alpha A with 0 < A < 1; 0 or -1. */
 int measure_parse_alpha(const char *text, double *alpha);
+/*
+ * Values read as times (vf a time unit) must be positive: a zero or negative
+ * "time" is a mistake in the data, and would turn speedups into nonsense.
+ * 0, or -EDOM with "NAME: value I is V: ..." in err. Plain numbers pass.
+ */
+int measure_check_times(const char *name, const double *x, size_t n,
+			const struct measure_value_format *vf, char *err, size_t size);
 
 void measure_sample_json(const struct stats_sample_description *d, struct report_json *j,
 			 bool with_values);

@@ -52,6 +52,23 @@ int measure_parse_alpha(const char *text, double *alpha)
 	return 0;
 }
 
+int measure_check_times(const char *name, const double *x, size_t n,
+			const struct measure_value_format *vf, char *err, size_t size)
+{
+	if (vf->to_seconds <= 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!(x[i] > 0.0)) {
+			snprintf(err, size,
+				 "%s: value %zu is %g: a time must be positive (use --unit none "
+				 "for numbers that are not times)",
+				 name, i + 1, x[i]);
+			return -EDOM;
+		}
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------ samples */
 
 void measure_sample_json(const struct stats_sample_description *d, struct report_json *j,

@@ -482,7 +482,8 @@ int measure_suite_compare(const char *path, const char *configs,
 	int rc = 1;
 
 	memset(&r, 0, sizeof(r));
-	if (stats_suite_read_file(path, &r.suite, err, sizeof(err))) {
+	if (stats_suite_read_file(path, &r.suite, err, sizeof(err)) ||
+	    measure_check_times(path, r.suite.time, r.suite.n, &o->format, err, sizeof(err))) {
 		fprintf(stderr, "lever compare: %s\n", err);
 		goto out;
 	}

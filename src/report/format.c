@@ -32,6 +32,9 @@ char *report_format_time_in(double seconds, const char *unit, double scale, char
 
 	if (isnan(seconds))
 		snprintf(buf, size, "n/a");
+	else if (a >= 1e5 || (a > 0 && a < 1e-3))
+		/* beyond the units (hours of seconds, fractions of a ns): digits, not zeros */
+		snprintf(buf, size, "%.4g %s", v, unit);
 	else
 		snprintf(buf, size, "%.*f %s", a >= 100 ? 1 : (a >= 10 ? 2 : 3), v, unit);
 	return buf;

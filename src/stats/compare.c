@@ -161,6 +161,41 @@ static size_t resamples_for(size_t requested, size_t n)
 	return requested < cap ? requested : cap;
 }
 
+static bool all_positive(const double *x, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!(x[i] > 0.0))
+			return false;
+	return true;
+}
+
+/*
+ * mean(A)/mean(B) with its BCa interval. A ratio of means is a speedup only
+ * for positive values (times): otherwise it is undefined (NaN), not a
+ * "-250% slower". On a degenerate bootstrap distribution (a few distinct
+ * values, most resamples alike) BCa's corrections can put the interval
+ * beside its own estimate; such an interval is no interval, and is left
+ * undefined rather than shown.
+ */
+static void estimate_speedup(struct stats_comparison *c, const struct stats_compare_options *o)
+{
+	const struct stats_sample_description *a = &c->a, *b = &c->b;
+	struct stats_interval *s = &c->speedup;
+
+	s->estimate = s->low = s->high = NAN;
+	if (!all_positive(a->x, a->n) || !all_positive(b->x, b->n)) {
+		c->speedup_undefined = "the values must be positive";
+		return;
+	}
+	stats_bootstrap_ratio_of_means(a->x, a->n, b->x, b->n, o->level,
+				       resamples_for(o->resamples, a->n + b->n), o->seed, s);
+	s->estimate = a->summary.mean / b->summary.mean;
+	if (!(s->low <= s->estimate && s->estimate <= s->high)) {
+		s->low = s->high = NAN;
+		c->interval_undefined = "the bootstrap distribution is degenerate";
+	}
+}
+
 /* "B is 3.1% ± 0.8% faster than A" from the speedup mean(A)/mean(B) and its interval. */
 static void effect_text(const struct stats_comparison *c, char *buf, size_t size)
 {
@@ -170,7 +205,8 @@ static void effect_text(const struct stats_comparison *c, char *buf, size_t size
 	double half = faster ? (hi - lo) * 50.0 : (1.0 / lo - 1.0 / hi) * 50.0;
 
 	if (!isfinite(s)) {
-		snprintf(buf, size, "the speedup is undefined");
+		snprintf(buf, size, "the speedup is undefined (%s)",
+			 c->speedup_undefined ? c->speedup_undefined : "a mean is zero");
 		return;
 	}
 	if (isfinite(half))
@@ -217,8 +253,7 @@ int stats_compare_samples(struct stats_comparison *c, const struct stats_compare
 	c->test_err = run_test(c);
 	stats_brown_forsythe((const double *const[]){a, b}, (const size_t[]){na, nb}, 2,
 			     &c->variance);
-	stats_bootstrap_ratio_of_means(a, na, b, nb, o->level, resamples_for(o->resamples, na + nb),
-				       o->seed, &c->speedup);
+	estimate_speedup(c, o);
 	make_verdict(c);
 	return 0;
 }

@@ -234,8 +234,10 @@ struct stats_comparison {
 	struct stats_test result;
 	int test_err; /* of the test: -EDOM no variation, -EINVAL too few values */
 	bool exact;   /* Mann-Whitney: exact distribution, not the normal approximation */
-	struct stats_interval speedup; /* mean(a) / mean(b), BCa */
-	struct stats_test variance;    /* Brown-Forsythe: do the variances differ? */
+	struct stats_interval speedup;	/* mean(a) / mean(b), BCa; NaN when undefined: */
+	const char *speedup_undefined;	/* why the estimate is NaN (values not positive) */
+	const char *interval_undefined; /* why low and high are NaN (a degenerate bootstrap) */
+	struct stats_test variance;	/* Brown-Forsythe: do the variances differ? */
 	bool significant;
 	char verdict[320];
 };

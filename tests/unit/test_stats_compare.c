@@ -183,6 +183,51 @@ static void test_large_samples_take_welch(void **state)
 	free(y);
 }
 
+/* Subnormal and huge values: W and sd as for D itself (SciPy's D lines), never NaN. */
+static void test_extreme_scales(void **state)
+{
+	static const double D[] = {1.0, 2.0, 3.0, 1.5, 2.5};
+	static const double factor[] = {1e-310, 1e60, 1e300};
+	struct stats_sample_description d;
+	double x[5];
+	char text[160];
+
+	(void)state;
+	for (size_t f = 0; f < N(factor); f++) {
+		for (size_t i = 0; i < N(D); i++)
+			x[i] = D[i] * factor[f];
+		assert_int_equal(stats_describe_sample(&d, "x", x, N(x), 0.95), 0);
+		assert_int_equal(d.normality_err, 0);
+		near(d.normality.statistic, 0.9867621660232544, 1e-5, "stats.shapiro(D) W");
+		near(d.normality.p, 0.9671739339828491, 1e-3, "stats.shapiro(D) p");
+		near(d.summary.sd, 0.7905694150420949 * factor[f], 1e-9, "np.std(D) * factor");
+		stats_normality_text(&d, 0.05, text, sizeof(text));
+		assert_null(strstr(text, "nan"));
+	}
+}
+
+/* Zero or negative values: no speedup (not "-250% slower"), no interval. */
+static void test_speedup_needs_positive_values(void **state)
+{
+	static const double z[] = {0, 0, 0, 1}, neg[] = {-1, -1.1, -0.9, -1.05},
+			    pos[] = {0.4, 0.41, 0.39, 0.42};
+	struct stats_compare_options o;
+	struct stats_comparison c;
+
+	(void)state;
+	stats_compare_options_init(&o);
+	o.resamples = 500;
+	stats_compare_samples(&c, &o, "z", z, N(z), "z", z, N(z));
+	assert_true(isnan(c.speedup.estimate));
+	assert_true(isnan(c.speedup.low) && isnan(c.speedup.high));
+	assert_non_null(
+	    strstr(c.verdict, "the speedup is undefined (the values must be positive)"));
+	stats_compare_samples(&c, &o, "pos", pos, N(pos), "neg", neg, N(neg));
+	assert_true(isnan(c.speedup.estimate));
+	assert_null(strstr(c.verdict, "slower"));
+	assert_true(c.significant); /* the test itself still holds */
+}
+
 static void test_format_p(void **state)
 {
 	char b[32];
@@ -205,6 +250,8 @@ int main(void)
 	    cmocka_unit_test(test_skewed_side_takes_mann_whitney),
 	    cmocka_unit_test(test_no_variation),
 	    cmocka_unit_test(test_large_samples_take_welch),
+	    cmocka_unit_test(test_extreme_scales),
+	    cmocka_unit_test(test_speedup_needs_positive_values),
 	    cmocka_unit_test(test_format_p),
 	};
 
