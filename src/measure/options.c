@@ -54,6 +54,7 @@ static int bad_value(const char *command, const char *option, const char *arg, c
 	return MEASURE_EXIT_USAGE;
 }
 
+/* A count in decimal digits only: "1e3" or "10.5" is refused, not read as 1 or 10. */
 static bool parse_count(const char *text, size_t *out)
 {
 	char *end;
@@ -67,6 +68,12 @@ static bool parse_count(const char *text, size_t *out)
 		return false;
 	*out = (size_t)v;
 	return true;
+}
+
+static int bad_count(const char *command, const char *option, const char *arg)
+{
+	return bad_value(command, option, arg,
+			 "need a whole number of runs of at least 2, in digits (1000, not 1e3)");
 }
 
 /* --randomize=env,heap,code,stack,link,none: each word turns one part on. */
@@ -131,6 +138,14 @@ bool measure_options_stabilizer(const struct measure_options *o)
 
 int measure_options_check(const struct measure_options *o, const char *command)
 {
+	if (o->max_runs && o->min_runs > o->max_runs) {
+		fprintf(stderr,
+			"%s: --min-runs %zu is more than --max-runs %zu (-n N sets both): no run "
+			"count satisfies both\n",
+			command, o->min_runs, o->max_runs);
+		fprintf(stderr, "Run '%s --help' for usage.\n", command);
+		return MEASURE_EXIT_USAGE;
+	}
 	if (o->rerandomize_given && !o->randomize_code && !o->randomize_stack) {
 		fprintf(stderr,
 			"%s: --rerandomize only acts on --randomize=code or stack (the heap "
@@ -150,21 +165,22 @@ int measure_options_parse(struct measure_options *o, const char *command, int c,
 	switch (c) {
 	case 'w':
 		if (!parse_count(arg, &o->warmup))
-			return bad_value(command, "--warmup", arg, "not a count");
+			return bad_value(command, "--warmup", arg,
+					 "need a whole number of runs, in digits");
 		return 1;
 	case 'm':
 		if (!parse_count(arg, &n) || n < 2)
-			return bad_value(command, "--min-runs", arg, "need a count of at least 2");
+			return bad_count(command, "--min-runs", arg);
 		o->min_runs = n;
 		return 1;
 	case 'M':
 		if (!parse_count(arg, &n) || n < 2)
-			return bad_value(command, "--max-runs", arg, "need a count of at least 2");
+			return bad_count(command, "--max-runs", arg);
 		o->max_runs = n;
 		return 1;
 	case 'n':
 		if (!parse_count(arg, &n) || n < 2)
-			return bad_value(command, "--runs", arg, "need a count of at least 2");
+			return bad_count(command, "--runs", arg);
 		o->min_runs = o->max_runs = n;
 		return 1;
 	case OPT_MIN_TIME:

@@ -67,6 +67,34 @@ static void randomize_turns_on_exactly_the_parts_named(void **state)
 	assert_false(o.randomize_env || o.randomize_link);
 }
 
+/* Issue 14 point 12: counts in digits only, and run limits that can be met. */
+static void run_counts_are_whole_and_consistent(void **state)
+{
+	struct measure_options o;
+
+	(void)state;
+	measure_options_init(&o);
+	assert_int_equal(parse(&o, "runs", "1e3"), MEASURE_EXIT_USAGE);
+	assert_int_equal(parse(&o, "runs", "10.5"), MEASURE_EXIT_USAGE);
+	assert_int_equal(parse(&o, "min-runs", "0x10"), MEASURE_EXIT_USAGE);
+	assert_int_equal(parse(&o, "warmup", "2e1"), MEASURE_EXIT_USAGE);
+	assert_int_equal(parse(&o, "runs", "1000"), 1);
+	assert_int_equal(o.min_runs, 1000);
+	assert_int_equal(o.max_runs, 1000);
+	assert_int_equal(measure_options_check(&o, "lever bench"), 0);
+
+	measure_options_init(&o);
+	assert_int_equal(parse(&o, "min-runs", "5"), 1);
+	assert_int_equal(parse(&o, "max-runs", "3"), 1);
+	assert_int_equal(measure_options_check(&o, "lever bench"), MEASURE_EXIT_USAGE);
+	assert_int_equal(parse(&o, "max-runs", "5"), 1);
+	assert_int_equal(measure_options_check(&o, "lever bench"), 0);
+	/* -n sets both; a later -M below it contradicts it */
+	assert_int_equal(parse(&o, "runs", "10"), 1);
+	assert_int_equal(parse(&o, "max-runs", "4"), 1);
+	assert_int_equal(measure_options_check(&o, "lever bench"), MEASURE_EXIT_USAGE);
+}
+
 static void randomize_rejects_unknown_parts(void **state)
 {
 	struct measure_options o;
@@ -122,6 +150,7 @@ int main(void)
 	    cmocka_unit_test(defaults_randomize_env_only),
 	    cmocka_unit_test(randomize_turns_on_exactly_the_parts_named),
 	    cmocka_unit_test(randomize_rejects_unknown_parts),
+	    cmocka_unit_test(run_counts_are_whole_and_consistent),
 	    cmocka_unit_test(rerandomize_takes_a_duration_or_off),
 	    cmocka_unit_test(rerandomize_needs_code_or_stack),
 	};
