@@ -314,7 +314,7 @@ static bool pcrel_push(struct pcrel_reloc_list *l, uintptr_t addr)
  * of a function keeps that function in place. Returns the number of
  * relocations found in .text, or -1.
  */
-static long scan_relocations(struct analysis *an, size_t shstrndx)
+static long scan_relocations(struct analysis *an)
 {
 	struct code_image *img = an->img;
 	Elf_Scn *scn = NULL;
@@ -332,7 +332,7 @@ static long scan_relocations(struct analysis *an, size_t shstrndx)
 			continue;
 		target = sh.sh_info ? elf_getscn(an->elf, sh.sh_info) : NULL;
 		if (target && gelf_getshdr(target, &target_sh)) {
-			target_name = elf_strptr(an->elf, shstrndx, target_sh.sh_name);
+			target_name = elf_section_name(an->elf, &target_sh);
 			if (!target_name || section_is_metadata(target_name) ||
 			    !(target_sh.sh_flags & SHF_ALLOC))
 				continue;
@@ -635,28 +635,22 @@ static int copy_text(struct analysis *an, char *err, size_t err_size)
 	return 0;
 }
 
-static Elf_Scn *find_sections(struct analysis *an, size_t shstrndx)
+/* The symbol table (by type: its name is only a convention) and .text. */
+static Elf_Scn *find_sections(struct analysis *an)
 {
-	Elf_Scn *scn = NULL, *symtab = NULL;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
 
-	an->text_scn = NULL;
-	while ((scn = elf_nextscn(an->elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		name = elf_strptr(an->elf, shstrndx, sh.sh_name);
-		if (sh.sh_type == SHT_SYMTAB)
-			symtab = scn;
-		else if (name && strcmp(name, ".text") == 0) {
-			an->text_index = elf_ndxscn(scn);
-			an->text_scn = scn;
-			an->text_lo = an->img->load_bias + sh.sh_addr;
-			an->text_hi = an->text_lo + sh.sh_size;
-		}
+	an->text_scn = elf_section_by_name(an->elf, ".text", &sh);
+	if (an->text_scn) {
+		an->text_index = elf_ndxscn(an->text_scn);
+		an->text_lo = an->img->load_bias + sh.sh_addr;
+		an->text_hi = an->text_lo + sh.sh_size;
 	}
-	return symtab;
+	while ((scn = elf_nextscn(an->elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			return scn;
+	return NULL;
 }
 
 int code_image_load(struct code_image *img, char *err, size_t err_size)
@@ -681,7 +675,7 @@ int code_image_load(struct code_image *img, char *err, size_t err_size)
 		goto out;
 	}
 	an.build_id.len = elf_build_id(an.elf, an.build_id.bytes, sizeof(an.build_id.bytes));
-	symtab = find_sections(&an, shstrndx);
+	symtab = find_sections(&an);
 	if (!symtab || an.text_index == 0) {
 		fmt_buffer(err, err_size, "the program has no symbol table (stripped?)");
 		goto out;
@@ -690,7 +684,7 @@ int code_image_load(struct code_image *img, char *err, size_t err_size)
 	    collect_functions(&an, symtab, err, err_size) != 0)
 		goto out;
 	prepare_entries(img);
-	in_text = scan_relocations(&an, shstrndx);
+	in_text = scan_relocations(&an);
 	if (in_text < 0) {
 		fmt_buffer(err, err_size, "out of memory for relocations");
 		goto out;
