@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "elf/elf.h"
 #include "measure/measure.h"
 #include "stabilizer/cc/cc.h"
 
@@ -101,8 +102,8 @@ static void read_link_seed(Elf_Scn *scn, struct program_marks *m)
 static void read_marks(const char *path, struct program_marks *m)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf_Scn *scn = NULL;
-	size_t names;
+	Elf_Scn *scn;
+	GElf_Shdr sh;
 	Elf *elf;
 
 	memset(m, 0, sizeof(*m));
@@ -110,21 +111,15 @@ static void read_marks(const char *path, struct program_marks *m)
 		return;
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && elf_kind(elf) == ELF_K_ELF && elf_getshdrstrndx(elf, &names) == 0) {
+	if (elf && elf_kind(elf) == ELF_K_ELF) {
 		m->elf = true;
-		while ((scn = elf_nextscn(elf, scn)) != NULL) {
-			GElf_Shdr sh;
-			const char *name;
-
-			if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, names, sh.sh_name)))
-				continue;
-			if (strcmp(name, ".rela.text") == 0 && sh.sh_type == SHT_RELA)
-				m->rela_text = true;
-			else if (strcmp(name, "lever_stack_pads") == 0 && sh.sh_size > 0)
-				m->stack_pads = true;
-			else if (strcmp(name, CC_LINK_SEED_SECTION) == 0 && !m->link_seed)
-				read_link_seed(scn, m);
-		}
+		scn = elf_section_by_name(elf, ".rela.text", &sh);
+		m->rela_text = scn && sh.sh_type == SHT_RELA;
+		scn = elf_section_by_name(elf, "lever_stack_pads", &sh);
+		m->stack_pads = scn && sh.sh_size > 0;
+		scn = elf_section_by_name(elf, CC_LINK_SEED_SECTION, NULL);
+		if (scn)
+			read_link_seed(scn, m);
 	}
 	if (elf)
 		elf_end(elf);
