@@ -413,4 +413,14 @@ void causal_amp_profiles_free(struct causal_amp_profiles *ap);
 /* True when some experiment sped a line up (not AMP alone). */
 bool causal_profile_has_line_speedups(const struct causal_profile *p);
 
+/*
+ * Before `lever causal` runs program with only its main executable in scope
+ * (scope_check.c): 0 when the source scope (tab-separated patterns, NULL for
+ * all) matches one of its source files and fixed_line (FILE:LINE, or NULL) is
+ * a line with code among them, or when it has no line information (the
+ * runtime explains that); -1 after printing why not and what files it has.
+ */
+int causal_check_program_scope(const char *who, const char *program, const char *debug_root,
+			       const char *source_scope, const char *fixed_line);
+
 #endif

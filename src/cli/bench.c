@@ -16,7 +16,6 @@
 
 #include "measure/measure.h"
 #include "cli/commands.h"
-#include "cli/launch.h"
 
 static const char bench_usage[] =
     "usage: lever bench [OPTIONS] -- COMMAND [ARGS...]\n"
@@ -127,21 +126,6 @@ static int parse_args(struct bench_cli *o, int argc, char **argv)
 	return rc;
 }
 
-/* The run session, with the Stabilizer runtime preloaded when a run needs it. */
-static int session_start(struct measure_session *s, const struct measure_options *o,
-			 const char *who)
-{
-	char *preload = NULL;
-	int rc;
-
-	if (measure_options_stabilizer(o) &&
-	    !(preload = launch_runtime_preload(who, STABILIZER_RUNTIME_NAME)))
-		return 1;
-	rc = measure_session_init(s, o, who, preload);
-	free(preload);
-	return rc;
-}
-
 /* ------------------------------------------------------------ output */
 
 static int write_export(const struct measure_bench_report *b, const char *path,
@@ -214,7 +198,7 @@ int cmd_bench(int argc, char **argv)
 	}
 	rc = measure_randomization_check(&o.run, &cmd, 1, "lever bench");
 	if (!rc)
-		rc = session_start(&session, &o.run, "lever bench");
+		rc = measure_session_init(&session, &o.run, "lever bench");
 	if (!rc)
 		rc = measure_commands(&session, &cmd, 1, &res);
 	if (!rc && res.n < 2) {

@@ -33,7 +33,4 @@ int cmd_causal_sweep(int argc, char **argv);
 /* A --arrival-speedup value (causal.c): a time, bare numbers in ns, at most 1h. */
 bool causal_parse_arrival_speedup(const char *text, uint64_t *ns);
 
-/* Directory holding lever's runtimes (liblever-*.so): <dir of lever>/../lib/lever. */
-const char *lever_runtime_dir(void);
-
 #endif

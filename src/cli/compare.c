@@ -18,7 +18,6 @@
 
 #include "measure/measure.h"
 #include "cli/commands.h"
-#include "cli/launch.h"
 
 static const char compare_usage[] =
     "usage: lever compare [OPTIONS] -- 'CMD_A' 'CMD_B'\n"
@@ -222,21 +221,6 @@ static int parse_args(struct compare_cli *o, int argc, char **argv)
 	return rc;
 }
 
-/* The run session, with the Stabilizer runtime preloaded when a run needs it. */
-static int session_start(struct measure_session *s, const struct measure_options *o,
-			 const char *who)
-{
-	char *preload = NULL;
-	int rc;
-
-	if (measure_options_stabilizer(o) &&
-	    !(preload = launch_runtime_preload(who, STABILIZER_RUNTIME_NAME)))
-		return 1;
-	rc = measure_session_init(s, o, who, preload);
-	free(preload);
-	return rc;
-}
-
 /* ------------------------------------------------------------ output */
 
 static int output_comparison(const struct compare_cli *o, const struct stats_comparison *c,
@@ -320,7 +304,7 @@ static int compare_commands(struct compare_cli *o, char **texts)
 	}
 	rc = measure_randomization_check(&o->run, cmd, 2, "lever compare");
 	if (!rc)
-		rc = session_start(&session, &o->run, "lever compare");
+		rc = measure_session_init(&session, &o->run, "lever compare");
 	if (!rc)
 		rc = measure_commands(&session, cmd, 2, res);
 	if (!rc) {

@@ -14,6 +14,7 @@
 #define LEVER_MEASURE_H
 
 #include <getopt.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -135,15 +136,15 @@ struct measure_session {
 	struct rng rng;
 	uint64_t iteration;
 	bool tty;
-	char preload[8192]; /* LD_PRELOAD for the runs, with the runtime (heap/code/stack) */
+	char runtime[PATH_MAX]; /* liblever-stabilizer.so, for runs with heap/code/stack */
 };
 /*
- * preload: the LD_PRELOAD value for runs with a Stabilizer part (the
- * caller's LD_PRELOAD with liblever-stabilizer.so, as the launcher builds
- * it), NULL without one. 0, or 1 after printing an error.
+ * Each run's environment is built by the launcher (launch/launch.h): the
+ * Stabilizer settings and the runtime in LD_PRELOAD for heap, code and
+ * stack. 0, or 1 after printing an error (the runtime is missing).
  */
 int measure_session_init(struct measure_session *s, const struct measure_options *o,
-			 const char *name, const char *preload);
+			 const char *name);
 
 /*
  * Measure commands: warm-up runs of each, then measured runs interleaved

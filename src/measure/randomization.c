@@ -14,12 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "elf/elf.h"
+#include "launch/launch.h"
 #include "measure/measure.h"
-#include "stabilizer/cc/cc.h"
+#include "stabilizer/cc/wrapper.h"
 
 /* ------------------------------------------------------------ the program */
 
@@ -32,33 +32,12 @@ struct program_marks {
 	uint64_t seed;
 };
 
-static bool executable_file(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
-}
-
-/* The command's first word, as posix_spawnp would find it, into out. */
+/* The command's first word, as exec would find it (the launcher's search), into out. */
 static bool find_program(const char *word, char *out)
 {
-	const char *path = getenv("PATH");
-	char candidate[PATH_MAX];
+	char found[PATH_MAX];
 
-	if (strchr(word, '/'))
-		return executable_file(word) && realpath(word, out);
-	if (!path || !*path)
-		path = "/bin:/usr/bin";
-	while (*path) {
-		size_t len = strcspn(path, ":");
-		int n = snprintf(candidate, sizeof(candidate), "%.*s/%s", (int)len,
-				 len ? path : ".", word);
-
-		if (n > 0 && (size_t)n < sizeof(candidate) && executable_file(candidate))
-			return realpath(candidate, out) != NULL;
-		path += len + (path[len] == ':');
-	}
-	return false;
+	return launch_resolve_program(word, found, sizeof(found)) == 0 && realpath(found, out);
 }
 
 /*

@@ -21,8 +21,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "launch/launch.h"
 #include "measure/measure.h"
-#include "stabilizer/runtime/stabilizer.h"
+#include "stabilizer/runtime/settings.h"
 
 extern char **environ;
 
@@ -149,106 +150,60 @@ void measure_command_free(struct measure_command *c)
 /* ------------------------------------------------------------ one run */
 
 int measure_session_init(struct measure_session *s, const struct measure_options *o,
-			 const char *name, const char *preload)
+			 const char *name)
 {
-	int n;
-
 	memset(s, 0, sizeof(*s));
 	s->opt = o;
 	s->name = name;
 	rng_seed(&s->rng, o->seed);
 	s->tty = o->progress && isatty(STDERR_FILENO);
-	if (!measure_options_stabilizer(o))
-		return 0;
-	n = snprintf(s->preload, sizeof(s->preload), "LD_PRELOAD=%s", preload ? preload : "");
-	if (!preload || n < 0 || (size_t)n >= sizeof(s->preload)) {
-		fprintf(stderr, "%s: %s\n", name,
-			preload ? "LD_PRELOAD is too long" : "no Stabilizer runtime to preload");
+	if (measure_options_stabilizer(o) &&
+	    launch_find_runtime(name, LAUNCH_STABILIZER_RUNTIME, s->runtime))
 		return 1;
-	}
 	return 0;
 }
 
-/* Variables a run sets itself: the caller's values must not leak in. */
-static bool replaced_variable(const struct measure_session *s, const char *entry)
-{
-	static const char *const ours[] = {ENV_OFFSET_VAR "=", ITERATION_VAR "="};
-	static const char *const stabilizer[] = {
-	    "LD_PRELOAD=",	    STABILIZE_ENV_CODE "=",	STABILIZE_ENV_STACK "=",
-	    STABILIZE_ENV_HEAP "=", STABILIZE_ENV_ONE_TIME "=", STABILIZE_ENV_INTERVAL "=",
-	    STABILIZE_ENV_SEED "=", STABILIZE_ENV_VERBOSE "=",
-	};
-
-	for (size_t i = 0; i < ARRAY_SIZE(ours); i++)
-		if (strncmp(entry, ours[i], strlen(ours[i])) == 0)
-			return true;
-	for (size_t i = 0; measure_options_stabilizer(s->opt) && i < ARRAY_SIZE(stabilizer); i++)
-		if (strncmp(entry, stabilizer[i], strlen(stabilizer[i])) == 0)
-			return true;
-	return false;
-}
-
-#define STABILIZER_VARS	   6 /* HEAP, CODE, STACK, ONE_TIME, INTERVAL_NS, SEED */
-#define STABILIZER_VAR_LEN 64
-
-/* The runtime's settings for one run (stabilize.c's contract), seed drawn here. */
-static void stabilizer_settings(struct measure_session *s, char vars[][STABILIZER_VAR_LEN],
-				uint64_t *seed)
+/*
+ * The environment of one run, built by the launcher from ours: the padding
+ * (or none, so that the caller's cannot leak in) and the iteration number,
+ * and with a Stabilizer part its settings with a fresh seed (*seed) and the
+ * runtime in LD_PRELOAD. 0, or -1 after printing why.
+ */
+static int run_environment(struct measure_session *s, size_t offset, struct launch_env *env,
+			   uint64_t *seed)
 {
 	const struct measure_options *o = s->opt;
+	char *pad = malloc(offset + 1);
+	int err;
 
-	*seed = rng_next(&s->rng);
-	snprintf(vars[0], STABILIZER_VAR_LEN, "%s=%d", STABILIZE_ENV_HEAP, o->randomize_heap);
-	snprintf(vars[1], STABILIZER_VAR_LEN, "%s=%d", STABILIZE_ENV_CODE, o->randomize_code);
-	snprintf(vars[2], STABILIZER_VAR_LEN, "%s=%d", STABILIZE_ENV_STACK, o->randomize_stack);
-	snprintf(vars[3], STABILIZER_VAR_LEN, "%s=%d", STABILIZE_ENV_ONE_TIME,
-		 o->rerandomize_ns == 0);
-	snprintf(vars[4], STABILIZER_VAR_LEN, "%s=%llu", STABILIZE_ENV_INTERVAL,
-		 (unsigned long long)(o->rerandomize_ns ? o->rerandomize_ns
-							: STABILIZE_DEFAULT_INTERVAL_NS));
-	snprintf(vars[5], STABILIZER_VAR_LEN, "%s=%llu", STABILIZE_ENV_SEED,
-		 (unsigned long long)*seed);
-}
-
-/*
- * The environment for one run: ours plus the padding and the iteration
- * number, and with a Stabilizer part the runtime and its settings with a
- * fresh seed (vars[] holds those strings; free them with the array).
- */
-static char **run_environment(struct measure_session *s, size_t offset, char **pad, char **iter,
-			      char vars[][STABILIZER_VAR_LEN], uint64_t *seed)
-{
-	size_t n = 0, k = 0;
-	char **env;
-
-	while (environ[n])
-		n++;
-	env = calloc(n + 4 + STABILIZER_VARS, sizeof(*env));
-	*pad = malloc(sizeof(ENV_OFFSET_VAR) + offset + 1);
-	*iter = malloc(sizeof(ITERATION_VAR) + 24);
-	if (!env || !*pad || !*iter)
-		return env;
-	for (size_t i = 0; i < n; i++)
-		if (!replaced_variable(s, environ[i]))
-			env[k++] = environ[i];
-	if (s->opt->randomize_env) {
-		memcpy(*pad, ENV_OFFSET_VAR "=", sizeof(ENV_OFFSET_VAR));
-		memset(*pad + sizeof(ENV_OFFSET_VAR), 'X', offset);
-		(*pad)[sizeof(ENV_OFFSET_VAR) + offset] = '\0';
-		env[k++] = *pad;
-	}
-	snprintf(*iter, sizeof(ITERATION_VAR) + 24, ITERATION_VAR "=%llu",
-		 (unsigned long long)s->iteration);
-	env[k++] = *iter;
 	*seed = 0;
-	if (measure_options_stabilizer(s->opt)) {
-		env[k++] = s->preload;
-		stabilizer_settings(s, vars, seed);
-		for (int i = 0; i < STABILIZER_VARS; i++)
-			env[k++] = vars[i];
+	if (launch_env_init(env, s->name, environ)) {
+		free(pad);
+		return -1;
 	}
-	env[k] = NULL;
-	return env;
+	if (!pad) {
+		fprintf(stderr, "%s: out of memory\n", s->name);
+		return -1;
+	}
+	memset(pad, 'X', offset);
+	pad[offset] = '\0';
+	err = launch_env_set(env, ENV_OFFSET_VAR, o->randomize_env ? pad : NULL) ||
+	      launch_env_set_u64(env, ITERATION_VAR, s->iteration);
+	free(pad);
+	if (!err && measure_options_stabilizer(o)) {
+		struct stabilizer_settings st = {
+		    .code = o->randomize_code,
+		    .stack = o->randomize_stack,
+		    .heap = o->randomize_heap,
+		    .one_time = o->rerandomize_ns == 0,
+		    .interval_ns = o->rerandomize_ns,
+		    .seed = rng_next(&s->rng),
+		};
+
+		*seed = st.seed;
+		err = launch_env_stabilizer(env, &st) || launch_env_add_preload(env, s->runtime);
+	}
+	return err ? -1 : 0;
 }
 
 static double timeval_seconds(struct timeval tv)
@@ -323,13 +278,13 @@ static int run_helper(struct measure_session *s, const char *what, const char *c
 static int run_once(struct measure_session *s, const struct measure_command *c,
 		    struct measure_run *r)
 {
-	char *pad = NULL, *iter = NULL, **env;
-	char vars[STABILIZER_VARS][STABILIZER_VAR_LEN];
+	struct launch_env env;
 	uint64_t seed;
 	size_t offset = s->opt->randomize_env ? rng_below(&s->rng, ENV_OFFSET_MAX) : 0;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
+	memset(&env, 0, sizeof(env));
 	if (s->opt->prepare && run_helper(s, "prepare", s->opt->prepare))
 		return 1;
 	if (s->opt->randomize_link && c->program &&
@@ -340,13 +295,11 @@ static int run_once(struct measure_session *s, const struct measure_command *c,
 			s->name, c->program);
 		return 1;
 	}
-	env = run_environment(s, offset, &pad, &iter, vars, &seed);
-	if (!env || !pad || !iter) {
-		fprintf(stderr, "%s: out of memory\n", s->name);
+	if (run_environment(s, offset, &env, &seed)) {
 		rc = 1;
 		goto out;
 	}
-	rc = spawn_and_wait(c->argv, env, s->opt->show_output, r);
+	rc = spawn_and_wait(c->argv, launch_env_vector(&env), s->opt->show_output, r);
 	s->iteration++;
 	r->env_offset = offset;
 	r->stabilizer_seed = seed;
@@ -361,9 +314,7 @@ static int run_once(struct measure_session *s, const struct measure_command *c,
 		rc = 1;
 	}
 out:
-	free(env);
-	free(pad);
-	free(iter);
+	launch_env_free(&env);
 	return rc;
 }
 

@@ -11,6 +11,8 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "causal/runtime/experiment.h"
@@ -153,6 +155,22 @@ static void start_profiling(void)
 		 rt.sampler_name);
 }
 
+static uint64_t clock_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	if (clock_gettime(clock, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * CPU time of the process when the constructor was done and of the profiler
+ * thread before it was joined: what is left is the program's own, the time
+ * the sampler could have sampled.
+ */
+static uint64_t cpu_at_start_ns, profiler_cpu_ns;
+
 static void fork_child(void);
 
 __attribute__((constructor)) static void lever_causal_init(void)
@@ -184,6 +202,7 @@ __attribute__((constructor)) static void lever_causal_init(void)
 	if (needs_map_before_main())
 		experiment_prepare();
 	start_profiling();
+	cpu_at_start_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 static void report_startup_time(void)
@@ -202,6 +221,59 @@ static void report_startup_time(void)
 				     ? (experiment_stats()->map_ready_ns - rt.start_ns) /
 					   NSEC_PER_USEC
 				     : 0));
+}
+
+static uint64_t timeval_ns(struct timeval tv)
+{
+	return (uint64_t)tv.tv_sec * NSEC_PER_SEC + (uint64_t)tv.tv_usec * NSEC_PER_USEC;
+}
+
+static void note_profiler_cpu(void)
+{
+	clockid_t clock;
+
+	if (atomic_load(&profiler_running) && pthread_getcpuclockid(profiler, &clock) == 0)
+		profiler_cpu_ns = clock_ns(clock);
+}
+
+static uint64_t program_cpu_ns(void)
+{
+	uint64_t now = clock_ns(CLOCK_PROCESS_CPUTIME_ID),
+		 runtime = cpu_at_start_ns + profiler_cpu_ns;
+
+	return now > runtime ? now - runtime : 0;
+}
+
+/*
+ * No sample at all. The sampler counts CPU time, so first rule out the
+ * common causes that are not the sampler's: a program that hardly ran (cat
+ * of a small file) or whose work ran in child processes (sh -c, make).
+ */
+static void explain_no_samples(void)
+{
+	uint64_t self_ns = program_cpu_ns(), children_ns = 0;
+	struct rusage children;
+
+	if (getrusage(RUSAGE_CHILDREN, &children) == 0)
+		children_ns = timeval_ns(children.ru_utime) + timeval_ns(children.ru_stime);
+	if (children_ns > self_ns && !rt.cfg.follow_children)
+		LOG_WARN("  no samples were taken: the program used %llu us of CPU time and its "
+			 "child processes %llu us; children run unprofiled: pass "
+			 "--follow-children to profile them\n",
+			 (unsigned long long)(self_ns / NSEC_PER_USEC),
+			 (unsigned long long)(children_ns / NSEC_PER_USEC));
+	else if (self_ns < 2 * rt.cfg.period_ns)
+		LOG_WARN("  no samples were taken: the program used only %llu us of CPU time "
+			 "after lever's start-up, about one sampling period (%llu us) or less; "
+			 "profile a longer run (a larger input) or pass a shorter "
+			 "--sample-period\n",
+			 (unsigned long long)(self_ns / NSEC_PER_USEC),
+			 (unsigned long long)(rt.cfg.period_ns / NSEC_PER_USEC));
+	else
+		LOG_WARN("  no samples were taken: the %s sampler delivered none in %llu ms of "
+			 "the program's CPU time (sampling may not be available here; try "
+			 "--sampler=timer)\n",
+			 rt.sampler_name, (unsigned long long)(self_ns / NSEC_PER_MSEC));
 }
 
 /* No usable experiment: say why, and what to do. */
@@ -226,9 +298,7 @@ static void diagnose(void)
 	}
 	LOG_WARN("no usable experiment was recorded in %s:\n", rt.cfg.output);
 	if (atomic_load(&rt.total_samples) == 0)
-		LOG_WARN("  no samples were taken: the %s sampler did not deliver any (the run "
-			 "was too short, or sampling is not available here; try --sampler=timer)\n",
-			 rt.sampler_name);
+		explain_no_samples();
 	else if (linemap_object_count() == 0) {
 		if (linemap_missing_debug(&missing))
 			LOG_WARN("  no debug line information for the binary scope (first: %s); "
@@ -324,6 +394,7 @@ void runtime_shutdown(void)
 	}
 	atomic_store(&rt.shutting_down, 1);
 	real_join = real_symbol("pthread_join", NULL);
+	note_profiler_cpu();
 	if (atomic_load(&profiler_running) && real_join)
 		real_join(profiler, NULL);
 	atomic_store(&rt.shutting_down, 2);

@@ -210,6 +210,26 @@ static bool hw_breakpoints_fire(void)
 	return hits >= 3;
 }
 
+/*
+ * The kernel refuses uprobes on some instructions with ENOTSUPP (524, which
+ * has no text in libc): lock-prefixed ones, among others it cannot
+ * single-step out of line. Say that, and what to do instead.
+ */
+#define KERNEL_ENOTSUPP 524
+
+static void warn_uprobe_failed(const char *spec, int err)
+{
+	if (err == KERNEL_ENOTSUPP)
+		LOG_WARN("progress point %s: the kernel cannot place a uprobe on the first "
+			 "instruction of this line (a lock-prefixed or other instruction uprobes "
+			 "cannot step over); choose another line of the same loop, or mark the "
+			 "point with LEVER_PROGRESS in the source\n",
+			 spec);
+	else
+		LOG_WARN("progress point %s: cannot place a breakpoint (%s)\n", spec,
+			 strerror(err));
+}
+
 static void add_breakpoint_point(const char *spec, bool hw_ok)
 {
 	char file[PATH_MAX], object[PATH_MAX];
@@ -252,8 +272,7 @@ static void add_breakpoint_point(const char *spec, bool hw_ok)
 		int probe = open_uprobe(object, offset);
 
 		if (probe < 0) {
-			LOG_WARN("progress point %s: cannot place a breakpoint (%s)\n", spec,
-				 strerror(errno));
+			warn_uprobe_failed(spec, errno);
 			return;
 		}
 		close(probe);

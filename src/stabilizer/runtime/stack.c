@@ -129,8 +129,10 @@ int stack_pads_start(void)
 	pthread_mutex_lock(&tables_lock);
 	if (n_tables == 0 && !executable_has_pads()) {
 		pthread_mutex_unlock(&tables_lock);
-		fd_printf(2, "lever stabilize: stack padding: the program was not built with "
-			     "lever cc (no " STACK_PADS_SECTION " section); running without it\n");
+		if (stabilizer_should_warn("stack"))
+			fd_printf(2, "lever stabilize: stack padding: the program was not built "
+				     "with lever cc (no " STACK_PADS_SECTION
+				     " section); running without it\n");
 		return -1;
 	}
 	rng_seed(&pad_rng, stabilizer_cfg.seed ^ STACK_SEED_STREAM);
