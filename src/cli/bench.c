@@ -8,7 +8,6 @@
  * Markdown. The runs and the statistics are in src/measure.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,11 +15,10 @@
 
 #include "measure/measure.h"
 #include "cli/commands.h"
+#include "cli/options.h"
+#include "cli/run_options.h"
 
-static const char bench_usage[] =
-    "usage: lever bench [OPTIONS] -- COMMAND [ARGS...]\n"
-    "       lever bench [OPTIONS] 'COMMAND STRING'\n"
-    "\n"
+static const char bench_description[] =
     "Run COMMAND repeatedly and report its running time: mean ± standard deviation,\n"
     "user and system time, min/max, median ± MAD, a confidence interval of the mean,\n"
     "peak memory (RSS), outliers, and whether the times look normally distributed\n"
@@ -30,19 +28,7 @@ static const char bench_usage[] =
     "--randomize adds Stabilizer's heap, code and stack randomization per run.\n"
     "After '--' the command and its arguments are executed directly; a single\n"
     "string is split into words, or run by /bin/sh -c if it has shell syntax.\n"
-    "The command's output is discarded unless --show-output.\n"
-    "\n" MEASURE_OPTIONS_HELP "\n"
-    "Output:\n"
-    "      --export-json FILE      all runs and statistics as JSON (hyperfine's\n"
-    "                              fields plus lever's)\n"
-    "      --export-csv FILE       summary as CSV (hyperfine's columns)\n"
-    "      --export-markdown FILE  summary as a Markdown table\n"
-    "      --html FILE             self-contained HTML report: distribution, Q-Q plot\n"
-    "      --alpha A               significance level of the normality test (0.05)\n"
-    "  -h, --help                  show this help\n"
-    "\n"
-    "Exit status: 0; 1 if the command (or prepare/cleanup) fails or cannot run;\n"
-    "2 for a usage error. See doc/bench.md.\n";
+    "The command's output is discarded unless --show-output.\n";
 
 struct bench_cli {
 	struct measure_options run;
@@ -50,80 +36,38 @@ struct bench_cli {
 	double alpha;
 };
 
-enum { OPT_EXPORT_JSON = 0x300, OPT_EXPORT_CSV, OPT_EXPORT_MARKDOWN, OPT_HTML, OPT_ALPHA };
-
-static const struct option own_options[] = {
-    {"export-json", required_argument, NULL, OPT_EXPORT_JSON},
-    {"export-csv", required_argument, NULL, OPT_EXPORT_CSV},
-    {"export-markdown", required_argument, NULL, OPT_EXPORT_MARKDOWN},
-    {"html", required_argument, NULL, OPT_HTML},
-    {"alpha", required_argument, NULL, OPT_ALPHA},
-    {"help", no_argument, NULL, 'h'},
-};
-
-static int bench_usage_error(const char *fmt, const char *arg)
+/* Returns 0 with *first the COMMAND, CLI_HELP after --help, or an exit status. */
+static int parse_args(struct bench_cli *o, int argc, char **argv, int *first)
 {
-	fprintf(stderr, "lever bench: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nRun 'lever bench --help' for usage.\n");
-	return MEASURE_EXIT_USAGE;
-}
+	const struct cli_option table[] = {
+	    RUN_OPTIONS(&o->run),
+	    CLI_GROUP("Output"),
+	    CLI_STRING(0, "export-json", &o->export_json, "FILE",
+		       "all runs and statistics as JSON (hyperfine's\n"
+		       "fields plus lever's)"),
+	    CLI_STRING(0, "export-csv", &o->export_csv, "FILE",
+		       "summary as CSV (hyperfine's columns)"),
+	    CLI_STRING(0, "export-markdown", &o->export_markdown, "FILE",
+		       "summary as a Markdown table"),
+	    CLI_STRING(0, "html", &o->html, "FILE",
+		       "self-contained HTML report: distribution, Q-Q plot"),
+	    CLI_CALLBACK(0, "alpha", "A", run_option_alpha,
+			 "significance level of the normality test (0.05)", .value = &o->alpha,
+			 .what = "a level 0 < A < 1"),
+	    CLI_END(),
+	};
+	const struct cli_command cmd = {
+	    .name = "lever bench",
+	    .usage = "usage: lever bench [OPTIONS] -- COMMAND [ARGS...]\n"
+		     "       lever bench [OPTIONS] 'COMMAND STRING'",
+	    .description = bench_description,
+	    .options = table,
+	    .epilogue = "Exit status: 0; 1 if the command (or prepare/cleanup) fails or cannot "
+			"run;\n2 for a usage error. See doc/bench.md.\n",
+	    .takes_program = true,
+	};
 
-static int own_option(struct bench_cli *o, int c, const char *arg)
-{
-	switch (c) {
-	case OPT_EXPORT_JSON:
-		o->export_json = arg;
-		return 1;
-	case OPT_EXPORT_CSV:
-		o->export_csv = arg;
-		return 1;
-	case OPT_EXPORT_MARKDOWN:
-		o->export_markdown = arg;
-		return 1;
-	case OPT_HTML:
-		o->html = arg;
-		return 1;
-	case OPT_ALPHA:
-		return measure_parse_alpha(arg, &o->alpha)
-			   ? bench_usage_error("--alpha '%s': need 0 < A < 1", arg)
-			   : 1;
-	}
-	return 0;
-}
-
-/* Options up to the command; returns -1 to go on, else an exit status. */
-static int parse_args(struct bench_cli *o, int argc, char **argv)
-{
-	struct option *options =
-	    measure_options_merge(own_options, sizeof(own_options) / sizeof(own_options[0]));
-	int c, rc = -1;
-
-	if (!options)
-		return 1;
-	optind = 1;
-	while (rc < 0 && (c = getopt_long(argc, argv, "+:w:m:M:n:p:c:ih", options, NULL)) != -1) {
-		int r;
-
-		if (c == 'h') {
-			fputs(bench_usage, stdout);
-			rc = 0;
-		} else if (c == ':') {
-			rc = bench_usage_error("option '%s' needs a value", argv[optind - 1]);
-		} else if (c == '?') {
-			rc = bench_usage_error("unknown option '%s'", argv[optind - 1]);
-		} else if ((r = own_option(o, c, optarg)) != 0) {
-			rc = r == 1 ? -1 : r;
-		} else {
-			r = measure_options_parse(&o->run, "lever bench", c, optarg);
-			rc = r == 1
-				 ? -1
-				 : (r ? r
-				      : bench_usage_error("unknown option '%s'", argv[optind - 1]));
-		}
-	}
-	free(options);
-	return rc;
+	return cli_parse(&cmd, argc, argv, NULL, first);
 }
 
 /* ------------------------------------------------------------ output */
@@ -178,18 +122,17 @@ int cmd_bench(int argc, char **argv)
 	struct measure_result res = {0};
 	struct measure_session session;
 	struct measure_bench_summary s = {0};
-	int rc;
+	int rc, first;
 
 	measure_options_init(&o.run);
-	rc = parse_args(&o, argc, argv);
-	if (rc >= 0)
-		return rc;
-	if (optind >= argc)
-		return bench_usage_error("%s",
-					 "no command given: lever bench [OPTIONS] -- COMMAND");
-	if (command_from_args(&cmd, argc - optind, argv + optind)) {
+	rc = parse_args(&o, argc, argv, &first);
+	if (rc)
+		return rc == CLI_HELP ? 0 : rc;
+	if (command_from_args(&cmd, argc - first, argv + first)) {
 		measure_command_free(&cmd);
-		return bench_usage_error("%s", "the command is empty or has unbalanced quotes");
+		fprintf(stderr, "lever bench: the command is empty or has unbalanced quotes\n"
+				"Run 'lever bench --help' for usage.\n");
+		return EXIT_USAGE;
 	}
 	rc = measure_options_check(&o.run, "lever bench");
 	if (rc) {

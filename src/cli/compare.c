@@ -10,7 +10,6 @@
  * multiple-testing caveat.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,12 +17,10 @@
 
 #include "measure/measure.h"
 #include "cli/commands.h"
+#include "cli/options.h"
+#include "cli/run_options.h"
 
-static const char compare_usage[] =
-    "usage: lever compare [OPTIONS] -- 'CMD_A' 'CMD_B'\n"
-    "       lever compare [OPTIONS] --samples A.txt B.txt\n"
-    "       lever compare [OPTIONS] --suite FILE\n"
-    "\n"
+static const char compare_description[] =
     "Compare the running time of A (the baseline) and B. With two commands, runs\n"
     "them interleaved (A B A B ...) so that drift affects both, each run with a\n"
     "random-size environment; with --samples, reads timings from files (one number\n"
@@ -37,188 +34,82 @@ static const char compare_usage[] =
     "(CSV with columns benchmark, time, config; see doc/formats/samples.md): each\n"
     "benchmark is compared as above, then a one-way within-subjects ANOVA across\n"
     "the suite tests the configuration's effect, and the expected number of false\n"
-    "positives among the per-benchmark tests is printed.\n"
-    "\n"
-    "Analysis:\n"
-    "      --samples           the two arguments are sample files\n"
-    "      --suite FILE        compare the configurations of a suite file\n"
-    "      --configs A,B       the suite's baseline and new configuration (default:\n"
-    "                          the two in the file, in order of appearance)\n"
-    "      --drop-max          drop the largest run of each sample or suite cell first\n"
-    "                          (the cleaning the Stabilizer authors applied; off by\n"
-    "                          default)\n"
-    "      --alpha A           significance level (default 0.05)\n"
-    "      --test T            auto (default), welch, student or mann-whitney\n"
-    "      --bootstrap N       bootstrap resamples (default 10000)\n"
-    "  -u, --unit UNIT         unit of sample and suite values: s (default), ms, us, ns,\n"
-    "                          none\n"
-    "      --json              write JSON to standard output instead of text\n"
-    "      --html FILE         also write a self-contained HTML report\n"
-    "      --export-markdown FILE  also write the table as Markdown ('-': standard\n"
-    "                          output, instead of the text); for a suite, with\n"
-    "                          mean(B)/mean(A), sd(B)/sd(A) and p < alpha in bold\n"
-    "\n" MEASURE_OPTIONS_HELP "  -h, --help              show this help\n"
-    "\n"
-    "With two commands the defaults are 30 runs of each and at least 3 s.\n"
-    "A command without shell syntax is split into words and run directly;\n"
-    "otherwise it runs under /bin/sh -c.\n"
-    "Exit status: 0 when the comparison was made (whatever its verdict); 1 on an\n"
-    "error (unreadable file, failing command); 2 for a usage error.\n"
-    "See doc/compare.md.\n";
+    "positives among the per-benchmark tests is printed.\n";
 
-enum compare_mode { MODE_COMMANDS, MODE_SAMPLES, MODE_SUITE };
+static const char *const test_names[] = {"auto", "welch", "student", "mann-whitney", NULL};
 
 struct compare_cli {
-	enum compare_mode mode;
 	struct measure_compare_options cmp;
 	struct measure_options run;
 	const char *suite, *configs, *html, *markdown;
-	bool drop_max, json;
-	bool seed_given;
+	bool samples, drop_max, json;
+	int test, unit;
+	uint64_t resamples;
 };
 
-enum {
-	OPT_SAMPLES = 0x200,
-	OPT_SUITE,
-	OPT_CONFIGS,
-	OPT_DROP_MAX,
-	OPT_ALPHA,
-	OPT_TEST,
-	OPT_BOOTSTRAP,
-	OPT_JSON,
-	OPT_HTML,
-	OPT_MARKDOWN,
-};
+/* Returns 0 with *first the first operand, CLI_HELP after --help, or an exit status. */
+static int parse_args(struct compare_cli *o, int argc, char **argv, int *first)
+{
+	const struct cli_option table[] = {
+	    CLI_GROUP("Analysis"),
+	    CLI_FLAG(0, "samples", &o->samples, "the two arguments are sample files"),
+	    CLI_STRING(0, "suite", &o->suite, "FILE", "compare the configurations of a suite file"),
+	    CLI_STRING(0, "configs", &o->configs, "A,B",
+		       "the suite's baseline and new configuration (default:\n"
+		       "the two in the file, in order of appearance)"),
+	    CLI_FLAG(0, "drop-max", &o->drop_max,
+		     "drop the largest run of each sample or suite cell first\n"
+		     "(the cleaning the Stabilizer authors applied; off by\n"
+		     "default)"),
+	    CLI_CALLBACK(0, "alpha", "A", run_option_alpha, "significance level (default 0.05)",
+			 .value = &o->cmp.stats.alpha, .what = "a level 0 < A < 1"),
+	    CLI_ENUM(0, "test", &o->test, "T", test_names,
+		     "auto (default), welch, student or mann-whitney"),
+	    CLI_UINT(0, "bootstrap", &o->resamples, "N", 100, 10000000,
+		     "bootstrap resamples (default 10000)", .what = "100..10000000"),
+	    CLI_ENUM('u', "unit", &o->unit, "UNIT", run_unit_names,
+		     "unit of sample and suite values: s (default), ms, us, ns,\n"
+		     "none"),
+	    CLI_FLAG(0, "json", &o->json, "write JSON to standard output instead of text"),
+	    CLI_STRING(0, "html", &o->html, "FILE", "also write a self-contained HTML report"),
+	    CLI_STRING(0, "export-markdown", &o->markdown, "FILE",
+		       "also write the table as Markdown ('-': standard\n"
+		       "output, instead of the text); for a suite, with\n"
+		       "mean(B)/mean(A), sd(B)/sd(A) and p < alpha in bold"),
+	    RUN_OPTIONS(&o->run),
+	    CLI_END(),
+	};
+	const struct cli_command cmd = {
+	    .name = "lever compare",
+	    .usage = "usage: lever compare [OPTIONS] -- 'CMD_A' 'CMD_B'\n"
+		     "       lever compare [OPTIONS] --samples A.txt B.txt\n"
+		     "       lever compare [OPTIONS] --suite FILE",
+	    .description = compare_description,
+	    .options = table,
+	    .epilogue =
+		"With two commands the defaults are 30 runs of each and at least 3 s.\n"
+		"A command without shell syntax is split into words and run directly;\n"
+		"otherwise it runs under /bin/sh -c.\n"
+		"Exit status: 0 when the comparison was made (whatever its verdict); 1 on an\n"
+		"error (unreadable file, failing command); 2 for a usage error.\n"
+		"See doc/compare.md.\n",
+	};
+	int rc = cli_parse(&cmd, argc, argv, NULL, first);
 
-static const struct option own_options[] = {
-    {"samples", no_argument, NULL, OPT_SAMPLES},
-    {"suite", required_argument, NULL, OPT_SUITE},
-    {"configs", required_argument, NULL, OPT_CONFIGS},
-    {"drop-max", no_argument, NULL, OPT_DROP_MAX},
-    {"alpha", required_argument, NULL, OPT_ALPHA},
-    {"test", required_argument, NULL, OPT_TEST},
-    {"bootstrap", required_argument, NULL, OPT_BOOTSTRAP},
-    {"unit", required_argument, NULL, 'u'},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"html", required_argument, NULL, OPT_HTML},
-    {"export-markdown", required_argument, NULL, OPT_MARKDOWN},
-    {"help", no_argument, NULL, 'h'},
-};
+	if (rc)
+		return rc;
+	o->cmp.stats.test = (enum stats_compare_test)o->test;
+	o->cmp.stats.resamples = o->resamples;
+	o->cmp.format = run_unit_format(o->unit);
+	return 0;
+}
 
 static int compare_usage_error(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "lever compare: ");
 	fprintf(stderr, fmt, arg);
 	fprintf(stderr, "\nRun 'lever compare --help' for usage.\n");
-	return MEASURE_EXIT_USAGE;
-}
-
-static int parse_test(const char *text, enum stats_compare_test *t)
-{
-	static const struct {
-		const char *name;
-		enum stats_compare_test t;
-	} tests[] = {{"auto", STATS_TEST_AUTO},
-		     {"welch", STATS_TEST_WELCH},
-		     {"student", STATS_TEST_STUDENT},
-		     {"mann-whitney", STATS_TEST_MANN_WHITNEY}};
-
-	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
-		if (strcmp(text, tests[i].name) == 0) {
-			*t = tests[i].t;
-			return 0;
-		}
-	return -1;
-}
-
-static int own_option(struct compare_cli *o, int c, const char *arg)
-{
-	char *end;
-
-	switch (c) {
-	case OPT_SAMPLES:
-		o->mode = MODE_SAMPLES;
-		return 1;
-	case OPT_SUITE:
-		o->mode = MODE_SUITE;
-		o->suite = arg;
-		return 1;
-	case OPT_CONFIGS:
-		o->configs = arg;
-		return 1;
-	case OPT_DROP_MAX:
-		o->drop_max = true;
-		return 1;
-	case OPT_ALPHA:
-		return measure_parse_alpha(arg, &o->cmp.stats.alpha)
-			   ? compare_usage_error("--alpha '%s': need 0 < A < 1", arg)
-			   : 1;
-	case OPT_TEST:
-		return parse_test(arg, &o->cmp.stats.test)
-			   ? compare_usage_error(
-				 "--test '%s': auto, welch, student or mann-whitney", arg)
-			   : 1;
-	case OPT_BOOTSTRAP:
-		errno = 0;
-		o->cmp.stats.resamples = strtoul(arg, &end, 10);
-		if (errno || *end || o->cmp.stats.resamples < 100 ||
-		    o->cmp.stats.resamples > 10000000)
-			return compare_usage_error("--bootstrap '%s': need 100..10000000", arg);
-		return 1;
-	case 'u':
-		return measure_parse_unit(arg, &o->cmp.format)
-			   ? compare_usage_error("unknown unit '%s' (s, ms, us, ns, none)", arg)
-			   : 1;
-	case OPT_JSON:
-		o->json = true;
-		return 1;
-	case OPT_HTML:
-		o->html = arg;
-		return 1;
-	case OPT_MARKDOWN:
-		o->markdown = arg;
-		return 1;
-	}
-	return 0;
-}
-
-/* Parse options; returns -1 to go on, else an exit status. */
-static int parse_args(struct compare_cli *o, int argc, char **argv)
-{
-	struct option *options =
-	    measure_options_merge(own_options, sizeof(own_options) / sizeof(own_options[0]));
-	int c, rc = -1, index = -1;
-
-	if (!options)
-		return 1;
-	optind = 1;
-	while (rc < 0 &&
-	       (c = getopt_long(argc, argv, ":w:m:M:n:p:c:iu:h", options, &index)) != -1) {
-		int r;
-
-		if (c == 'h') {
-			fputs(compare_usage, stdout);
-			rc = 0;
-		} else if (c == ':') {
-			rc = compare_usage_error("option '%s' needs a value", argv[optind - 1]);
-		} else if (c == '?') {
-			rc = compare_usage_error("unknown option '%s'", argv[optind - 1]);
-		} else if ((r = own_option(o, c, optarg)) != 0) {
-			index = -1;
-			rc = r == 1 ? -1 : r;
-		} else {
-			if (index >= 0 && strcmp(options[index].name, "seed") == 0)
-				o->seed_given = true;
-			r = measure_options_parse(&o->run, "lever compare", c, optarg);
-			rc = r == 1 ? -1
-				    : (r ? r
-					 : compare_usage_error("unknown option '%s'",
-							       argv[optind - 1]));
-			index = -1;
-		}
-	}
-	free(options);
-	return rc;
+	return EXIT_USAGE;
 }
 
 /* ------------------------------------------------------------ output */
@@ -300,7 +191,7 @@ static int compare_commands(struct compare_cli *o, char **texts)
 		fprintf(stderr, "lever compare: a command is empty or has unbalanced quotes\n");
 		measure_command_free(&cmd[0]);
 		measure_command_free(&cmd[1]);
-		return MEASURE_EXIT_USAGE;
+		return EXIT_USAGE;
 	}
 	rc = measure_randomization_check(&o->run, cmd, 2, "lever compare");
 	if (!rc)
@@ -322,46 +213,46 @@ static int compare_commands(struct compare_cli *o, char **texts)
 int cmd_compare(int argc, char **argv)
 {
 	struct compare_cli o;
-	int rc, nargs;
+	int rc, nargs, first;
 
 	memset(&o, 0, sizeof(o));
 	measure_compare_options_init(&o.cmp);
+	o.resamples = o.cmp.stats.resamples;
 	measure_options_init(&o.run);
 	o.run.min_runs = 30;
-	rc = parse_args(&o, argc, argv);
-	if (rc >= 0)
-		return rc;
+	rc = parse_args(&o, argc, argv, &first);
+	if (rc)
+		return rc == CLI_HELP ? 0 : rc;
 	rc = measure_options_check(&o.run, "lever compare");
 	if (rc)
 		return rc;
-	if (o.mode != MODE_COMMANDS && (measure_options_stabilizer(&o.run) || o.run.randomize_link))
+	if (o.samples && o.suite)
+		return compare_usage_error("%s", "--samples and --suite exclude each other");
+	if ((o.samples || o.suite) && (measure_options_stabilizer(&o.run) || o.run.randomize_link))
 		return compare_usage_error("%s", "--randomize=heap/code/stack/link randomizes runs "
 						 "of commands; --samples and --suite run none");
 	/* the analysis of files is reproducible unless --seed says otherwise */
-	o.cmp.stats.seed = o.seed_given || o.mode == MODE_COMMANDS ? o.run.seed : 1;
-	nargs = argc - optind;
+	o.cmp.stats.seed = o.run.seed_given || !(o.samples || o.suite) ? o.run.seed : 1;
+	nargs = argc - first;
 	if (o.json && o.markdown && !strcmp(o.markdown, "-"))
 		return compare_usage_error("%s", "--json and --export-markdown - both want "
 						 "standard output");
-	switch (o.mode) {
-	case MODE_SUITE: {
+	if (o.suite) {
 		struct measure_suite_outputs want = {o.drop_max, o.json, o.html, o.markdown};
 
 		if (nargs)
 			return compare_usage_error("unexpected argument '%s' with --suite",
-						   argv[optind]);
+						   argv[first]);
 		return measure_suite_compare(o.suite, o.configs, &want, &o.cmp);
 	}
-	case MODE_SAMPLES:
+	if (o.samples) {
 		if (nargs != 2)
 			return compare_usage_error("%s", "--samples needs two files: A.txt B.txt");
-		return compare_files(&o, argv + optind);
-	default:
-		if (nargs != 2)
-			return compare_usage_error(
-			    "%s",
-			    "need two commands: lever compare -- 'CMD_A' 'CMD_B' (or --samples "
-			    "or --suite)");
-		return compare_commands(&o, argv + optind);
+		return compare_files(&o, argv + first);
 	}
+	if (nargs != 2)
+		return compare_usage_error(
+		    "%s", "need two commands: lever compare -- 'CMD_A' 'CMD_B' (or "
+			  "--samples or --suite)");
+	return compare_commands(&o, argv + first);
 }

@@ -6,7 +6,6 @@
  * src/measure (stats_report.c) over src/stats.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,42 +13,57 @@
 
 #include "measure/measure.h"
 #include "cli/commands.h"
+#include "cli/options.h"
+#include "cli/run_options.h"
 
-static const char stats_usage[] =
-    "usage: lever stats [OPTIONS] FILE...\n"
-    "\n"
+static const char stats_description[] =
     "Descriptive statistics and normality of the samples in each FILE (one number\n"
     "per line, '#' comments; '-' is standard input; see doc/formats/samples.md):\n"
     "n, mean, standard deviation, median, MAD, min, max, coefficient of variation,\n"
     "quartiles, confidence interval of the mean, Shapiro-Wilk normality test and\n"
     "outliers. With several files, also the Brown-Forsythe test of equal variances.\n"
-    "\n"
-    "  -u, --unit UNIT     the unit of the values: s (default), ms, us, ns, or none\n"
-    "                      for plain numbers\n"
-    "      --alpha A       significance level (default 0.05)\n"
-    "      --drop-max      drop the largest value of each file first (the cleaning\n"
-    "                      the Stabilizer authors applied; off by default)\n"
-    "      --json          write JSON to standard output instead of text\n"
-    "      --html FILE     also write a self-contained HTML report with\n"
-    "                      distributions and Q-Q plots\n"
-    "  -h, --help          show this help\n"
-    "\n"
-    "Exit status: 0; 1 if a file cannot be read; 2 for a usage error.\n"
-    "See doc/stats.md.\n";
+    "Values in a time unit must be positive.\n";
 
 struct stats_cli {
 	struct measure_value_format format;
 	double alpha;
 	bool drop_max, json;
 	const char *html;
+	int unit;
 };
 
-static int stats_usage_error(const char *fmt, const char *arg)
+/* Returns 0 with *first the first FILE, CLI_HELP after --help, or an exit status. */
+static int parse_args(struct stats_cli *o, int argc, char **argv, int *first)
 {
-	fprintf(stderr, "lever stats: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nRun 'lever stats --help' for usage.\n");
-	return MEASURE_EXIT_USAGE;
+	const struct cli_option table[] = {
+	    CLI_ENUM('u', "unit", &o->unit, "UNIT", run_unit_names,
+		     "the unit of the values: s (default), ms, us, ns, or none\n"
+		     "for plain numbers"),
+	    CLI_CALLBACK(0, "alpha", "A", run_option_alpha, "significance level (default 0.05)",
+			 .value = &o->alpha, .what = "a level 0 < A < 1"),
+	    CLI_FLAG(0, "drop-max", &o->drop_max,
+		     "drop the largest value of each file first (the cleaning\n"
+		     "the Stabilizer authors applied; off by default)"),
+	    CLI_FLAG(0, "json", &o->json, "write JSON to standard output instead of text"),
+	    CLI_STRING(0, "html", &o->html, "FILE",
+		       "also write a self-contained HTML report with\n"
+		       "distributions and Q-Q plots"),
+	    CLI_END(),
+	};
+	const struct cli_command cmd = {
+	    .name = "lever stats",
+	    .usage = "usage: lever stats [OPTIONS] FILE...",
+	    .description = stats_description,
+	    .options = table,
+	    .epilogue = "Exit status: 0; 1 if a file cannot be read; 2 for a usage error.\n"
+			"See doc/stats.md.\n",
+	};
+	int rc = cli_parse(&cmd, argc, argv, NULL, first);
+
+	if (!rc && *first >= argc)
+		rc = cli_usage_error(&cmd, "no sample file given");
+	o->format = run_unit_format(o->unit);
+	return rc;
 }
 
 static int analyse(struct stats_samples *files, size_t k, const struct stats_cli *o)
@@ -97,62 +111,21 @@ static int read_files(char **paths, size_t k, const struct stats_cli *o,
 	return 0;
 }
 
-enum { OPT_ALPHA = 0x100, OPT_DROP_MAX, OPT_JSON, OPT_HTML };
-
-static const struct option stats_options[] = {
-    {"unit", required_argument, NULL, 'u'},
-    {"alpha", required_argument, NULL, OPT_ALPHA},
-    {"drop-max", no_argument, NULL, OPT_DROP_MAX},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"html", required_argument, NULL, OPT_HTML},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
-
 int cmd_stats(int argc, char **argv)
 {
-	struct stats_cli o = {.format = {1.0}, .alpha = 0.05};
+	struct stats_cli o = {.alpha = 0.05};
 	struct stats_samples *files;
 	size_t k;
-	int c, rc;
+	int rc, first;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":u:h", stats_options, NULL)) != -1) {
-		switch (c) {
-		case 'u':
-			if (measure_parse_unit(optarg, &o.format))
-				return stats_usage_error("unknown unit '%s' (s, ms, us, ns, none)",
-							 optarg);
-			break;
-		case OPT_ALPHA:
-			if (measure_parse_alpha(optarg, &o.alpha))
-				return stats_usage_error("--alpha '%s': need 0 < A < 1", optarg);
-			break;
-		case OPT_DROP_MAX:
-			o.drop_max = true;
-			break;
-		case OPT_JSON:
-			o.json = true;
-			break;
-		case OPT_HTML:
-			o.html = optarg;
-			break;
-		case 'h':
-			fputs(stats_usage, stdout);
-			return 0;
-		case ':':
-			return stats_usage_error("option '%s' needs a value", argv[optind - 1]);
-		default:
-			return stats_usage_error("unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind >= argc)
-		return stats_usage_error("%s", "no sample file given");
-	k = (size_t)(argc - optind);
+	rc = parse_args(&o, argc, argv, &first);
+	if (rc)
+		return rc == CLI_HELP ? 0 : rc;
+	k = (size_t)(argc - first);
 	files = calloc(k, sizeof(*files));
 	if (!files)
 		return 1;
-	rc = read_files(argv + optind, k, &o, files);
+	rc = read_files(argv + first, k, &o, files);
 	if (!rc)
 		rc = analyse(files, k, &o);
 	for (size_t i = 0; i < k; i++)

@@ -13,7 +13,6 @@
 #ifndef LEVER_MEASURE_H
 #define LEVER_MEASURE_H
 
-#include <getopt.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -44,8 +43,9 @@ struct measure_options {
 	uint64_t rerandomize_ns;   /* code/stack re-randomization period; 0: once */
 	bool show_output;
 	bool ignore_failure;
-	bool progress; /* progress bar on stderr (only if it is a terminal) */
+	bool no_progress; /* no progress bar on stderr (it is shown only on a terminal anyway) */
 	uint64_t seed;
+	bool seed_given; /* --seed was on the command line */
 };
 
 /* Defaults: hyperfine's (10 runs, 3 s), env randomization on. */
@@ -59,39 +59,15 @@ bool measure_options_stabilizer(const struct measure_options *o);
 int measure_options_check(const struct measure_options *o, const char *command);
 
 /*
- * Parse the options common to bench and compare (one getopt_long case);
- * returns 1 if handled, 0 if not ours, MEASURE_EXIT_USAGE on a bad value (after
- * printing the error prefixed with `command`).
+ * The values of --runs (sets both limits; digits only, at least 2),
+ * --min-time (a duration, default unit s), --randomize (a comma-separated
+ * list of env, heap, code, stack, link, none) and --rerandomize (1ms..1h or
+ * off): 0, or -1 for a value that is not one (nothing printed).
  */
-int measure_options_parse(struct measure_options *o, const char *command, int c, const char *arg);
-/* getopt_long entries for measure_options_parse, terminated by a zero entry. */
-extern const struct option measure_long_options[];
-/* A command's own getopt_long entries followed by measure_long_options (calloc'ed). */
-struct option *measure_options_merge(const struct option *own, size_t n_own);
-#define MEASURE_OPTIONS_HELP                                                                       \
-	"Running:\n"                                                                               \
-	"  -w, --warmup N          runs before measuring, not recorded (default 0)\n"              \
-	"  -m, --min-runs N        at least N measured runs (default 10)\n"                        \
-	"  -M, --max-runs N        at most N measured runs (default: no limit)\n"                  \
-	"  -n, --runs N            exactly N measured runs\n"                                      \
-	"      --min-time DUR      measure for at least DUR (default 3s), within the run\n"        \
-	"                          limits; DUR is a number with ns, us, ms or s (default s)\n"     \
-	"  -p, --prepare CMD       run the shell command CMD before every run\n"                   \
-	"  -c, --cleanup CMD       run the shell command CMD after the last run\n"                 \
-	"      --randomize=LIST    randomize each run, comma-separated: env (default; a\n"         \
-	"                          random-size environment variable, 0-4095 bytes), heap,\n"       \
-	"                          code, stack (lever stabilize --heap/--code/--stack with\n"      \
-	"                          a fresh seed per run; code and stack need a program\n"          \
-	"                          built with lever cc), link (the program must be linked\n"       \
-	"                          by lever cc --randomize-link; its link seed is\n"               \
-	"                          reported), none\n"                                              \
-	"      --rerandomize=DUR   re-randomize code and stack every DUR while a run goes\n"       \
-	"                          on (default 500ms, 1ms to 1h), or 'off': once per run\n"        \
-	"  -i, --ignore-failure    keep going when the command exits non-zero\n"                   \
-	"      --show-output       let the command write to the terminal\n"                        \
-	"      --no-progress       no progress bar (it is shown only on a terminal anyway)\n"      \
-	"      --seed N            random seed for environment offsets, Stabilizer seeds\n"        \
-	"                          and the bootstrap\n"
+int measure_parse_runs(struct measure_options *o, const char *arg);
+int measure_parse_min_time(struct measure_options *o, const char *arg);
+int measure_parse_randomize(struct measure_options *o, const char *arg);
+int measure_parse_rerandomize(struct measure_options *o, const char *arg);
 
 /* ------------------------------------------------------------ running */
 

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Options shared by lever bench and lever compare (run counts, prepare, randomization). */
+/*
+ * The run options shared by lever bench and lever compare (run counts, the
+ * measuring time, randomization): defaults, the values that need more than
+ * a number read (the command-line tables in src/cli call these), and
+ * combinations that would do nothing.
+ */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,32 +14,6 @@
 #include "measure/measure.h"
 #include "stabilizer/runtime/settings.h"
 
-enum {
-	OPT_MIN_TIME = 0x100,
-	OPT_RANDOMIZE,
-	OPT_SHOW_OUTPUT,
-	OPT_NO_PROGRESS,
-	OPT_SEED,
-	OPT_RERANDOMIZE,
-};
-
-const struct option measure_long_options[] = {
-    {"warmup", required_argument, NULL, 'w'},
-    {"min-runs", required_argument, NULL, 'm'},
-    {"max-runs", required_argument, NULL, 'M'},
-    {"runs", required_argument, NULL, 'n'},
-    {"min-time", required_argument, NULL, OPT_MIN_TIME},
-    {"prepare", required_argument, NULL, 'p'},
-    {"cleanup", required_argument, NULL, 'c'},
-    {"randomize", required_argument, NULL, OPT_RANDOMIZE},
-    {"rerandomize", required_argument, NULL, OPT_RERANDOMIZE},
-    {"ignore-failure", no_argument, NULL, 'i'},
-    {"show-output", no_argument, NULL, OPT_SHOW_OUTPUT},
-    {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
-    {"seed", required_argument, NULL, OPT_SEED},
-    {NULL, 0, NULL, 0},
-};
-
 void measure_options_init(struct measure_options *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -43,15 +21,7 @@ void measure_options_init(struct measure_options *o)
 	o->min_time = 3.0;
 	o->randomize_env = true;
 	o->rerandomize_ns = STABILIZE_DEFAULT_INTERVAL_NS;
-	o->progress = true;
 	o->seed = time_realtime_ns() ^ ((uint64_t)getpid() << 32);
-}
-
-static int bad_value(const char *command, const char *option, const char *arg, const char *want)
-{
-	fprintf(stderr, "%s: %s '%s': %s\n", command, option, arg, want);
-	fprintf(stderr, "Run '%s --help' for usage.\n", command);
-	return MEASURE_EXIT_USAGE;
 }
 
 /* A count in decimal digits only: "1e3" or "10.5" is refused, not read as 1 or 10. */
@@ -70,14 +40,28 @@ static bool parse_count(const char *text, size_t *out)
 	return true;
 }
 
-static int bad_count(const char *command, const char *option, const char *arg)
+int measure_parse_runs(struct measure_options *o, const char *arg)
 {
-	return bad_value(command, option, arg,
-			 "need a whole number of runs of at least 2, in digits (1000, not 1e3)");
+	size_t n;
+
+	if (!parse_count(arg, &n) || n < 2)
+		return -1;
+	o->min_runs = o->max_runs = n;
+	return 0;
+}
+
+int measure_parse_min_time(struct measure_options *o, const char *arg)
+{
+	uint64_t ns;
+
+	if (!*arg || !(strtod(arg, NULL) <= 1e7) || !time_parse_duration(arg, NSEC_PER_SEC, &ns))
+		return -1;
+	o->min_time = (double)ns / 1e9;
+	return 0;
 }
 
 /* --randomize=env,heap,code,stack,link,none: each word turns one part on. */
-static int parse_randomize(struct measure_options *o, const char *command, const char *arg)
+int measure_parse_randomize(struct measure_options *o, const char *arg)
 {
 	struct {
 		const char *name;
@@ -88,22 +72,20 @@ static int parse_randomize(struct measure_options *o, const char *command, const
 	    {"link", &o->randomize_link}, {"none", NULL},
 	};
 	char *copy = strdup(arg), *save = NULL;
-	int rc = 1;
+	int rc = 0;
 
 	if (!copy)
-		return MEASURE_EXIT_USAGE;
+		return -1;
 	for (size_t i = 0; i < ARRAY_SIZE(parts); i++)
 		if (parts[i].flag)
 			*parts[i].flag = false;
-	for (char *tok = strtok_r(copy, ",", &save); tok && rc == 1;
-	     tok = strtok_r(NULL, ",", &save)) {
+	for (char *tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
 		size_t i = 0;
 
 		while (i < ARRAY_SIZE(parts) && strcmp(tok, parts[i].name) != 0)
 			i++;
 		if (i == ARRAY_SIZE(parts))
-			rc = bad_value(command, "--randomize", tok,
-				       "expected env, heap, code, stack, link or none");
+			rc = -1;
 		else if (parts[i].flag)
 			*parts[i].flag = true;
 	}
@@ -114,21 +96,21 @@ static int parse_randomize(struct measure_options *o, const char *command, const
 #define HOUR_NS (3600ULL * NSEC_PER_SEC)
 
 /* --rerandomize=DUR (1ms..1h, default unit ms, as lever stabilize --interval) or off. */
-static int parse_rerandomize(struct measure_options *o, const char *command, const char *arg)
+int measure_parse_rerandomize(struct measure_options *o, const char *arg)
 {
 	uint64_t ns;
 
-	o->rerandomize_given = true;
 	if (strcmp(arg, "off") == 0) {
 		o->rerandomize_ns = 0;
-		return 1;
+		o->rerandomize_given = true;
+		return 0;
 	}
 	if (!*arg || !(strtod(arg, NULL) <= 1e12) ||
 	    !time_parse_duration(arg, NSEC_PER_MSEC, &ns) || ns < NSEC_PER_MSEC || ns > HOUR_NS)
-		return bad_value(command, "--rerandomize", arg,
-				 "expected a duration from 1ms to 1h, or off");
+		return -1;
 	o->rerandomize_ns = ns;
-	return 1;
+	o->rerandomize_given = true;
+	return 0;
 }
 
 bool measure_options_stabilizer(const struct measure_options *o)
@@ -155,82 +137,4 @@ int measure_options_check(const struct measure_options *o, const char *command)
 		return MEASURE_EXIT_USAGE;
 	}
 	return 0;
-}
-
-int measure_options_parse(struct measure_options *o, const char *command, int c, const char *arg)
-{
-	size_t n;
-	uint64_t ns;
-
-	switch (c) {
-	case 'w':
-		if (!parse_count(arg, &o->warmup))
-			return bad_value(command, "--warmup", arg,
-					 "need a whole number of runs, in digits");
-		return 1;
-	case 'm':
-		if (!parse_count(arg, &n) || n < 2)
-			return bad_count(command, "--min-runs", arg);
-		o->min_runs = n;
-		return 1;
-	case 'M':
-		if (!parse_count(arg, &n) || n < 2)
-			return bad_count(command, "--max-runs", arg);
-		o->max_runs = n;
-		return 1;
-	case 'n':
-		if (!parse_count(arg, &n) || n < 2)
-			return bad_count(command, "--runs", arg);
-		o->min_runs = o->max_runs = n;
-		return 1;
-	case OPT_MIN_TIME:
-		if (!(strtod(arg, NULL) <= 1e7) || !time_parse_duration(arg, NSEC_PER_SEC, &ns))
-			return bad_value(command, "--min-time", arg, "not a duration");
-		o->min_time = (double)ns / 1e9;
-		return 1;
-	case 'p':
-		o->prepare = arg;
-		return 1;
-	case 'c':
-		o->cleanup = arg;
-		return 1;
-	case OPT_RANDOMIZE:
-		return parse_randomize(o, command, arg);
-	case OPT_RERANDOMIZE:
-		return parse_rerandomize(o, command, arg);
-	case 'i':
-		o->ignore_failure = true;
-		return 1;
-	case OPT_SHOW_OUTPUT:
-		o->show_output = true;
-		return 1;
-	case OPT_NO_PROGRESS:
-		o->progress = false;
-		return 1;
-	case OPT_SEED: {
-		char *end;
-
-		errno = 0;
-		o->seed = strtoull(arg, &end, 0);
-		if (errno || !*arg || *end)
-			return bad_value(command, "--seed", arg, "not a number");
-		return 1;
-	}
-	}
-	return 0;
-}
-
-struct option *measure_options_merge(const struct option *own, size_t n_own)
-{
-	size_t common = 0;
-	struct option *all;
-
-	while (measure_long_options[common].name)
-		common++;
-	all = calloc(n_own + common + 1, sizeof(*all));
-	if (!all)
-		return NULL;
-	memcpy(all, own, n_own * sizeof(*all));
-	memcpy(all + n_own, measure_long_options, common * sizeof(*all));
-	return all;
 }

@@ -156,7 +156,7 @@ int measure_session_init(struct measure_session *s, const struct measure_options
 	s->opt = o;
 	s->name = name;
 	rng_seed(&s->rng, o->seed);
-	s->tty = o->progress && isatty(STDERR_FILENO);
+	s->tty = !o->no_progress && isatty(STDERR_FILENO);
 	if (measure_options_stabilizer(o) &&
 	    launch_find_runtime(name, LAUNCH_STABILIZER_RUNTIME, s->runtime))
 		return 1;

@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* The measure room (src/measure/options.c): parsing --randomize and --rerandomize. */
+/*
+ * The run options of lever bench and compare: the entries of their option
+ * tables (src/cli/run_options.h) and the measure room's parsers behind them
+ * (src/measure/options.c): counts, --randomize, --rerandomize, and
+ * combinations that would do nothing.
+ */
 #include <getopt.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,22 +15,29 @@
 
 #include <cmocka.h>
 
+#include "cli/options.h"
+#include "cli/run_options.h"
 #include "measure/measure.h"
-#include "stabilizer/runtime/stabilizer.h"
+#include "stabilizer/runtime/settings.h"
 
-/* The getopt code of a long option of measure_long_options. */
-static int code_of(const char *name)
-{
-	for (const struct option *o = measure_long_options; o->name; o++)
-		if (strcmp(o->name, name) == 0)
-			return o->val;
-	fail_msg("no option --%s", name);
-	return -1;
-}
-
+/*
+ * Apply --name=arg as lever bench does: through the RUN_OPTIONS entries of
+ * its option table. 0, or EXIT_USAGE after the message.
+ */
 static int parse(struct measure_options *o, const char *name, const char *arg)
 {
-	return measure_options_parse(o, "lever bench", code_of(name), arg);
+	const struct cli_option table[] = {RUN_OPTIONS(o), CLI_END()};
+	const struct cli_command cmd = {
+	    .name = "lever bench", .usage = "usage: lever bench", .options = table};
+	char flag[64];
+	const char *inline_value;
+	const struct cli_option *opt;
+
+	snprintf(flag, sizeof(flag), "--%s", name);
+	opt = cli_lookup(table, flag, &inline_value);
+	if (!opt)
+		fail_msg("no option --%s", name);
+	return cli_apply(&cmd, opt, arg, NULL);
 }
 
 static void defaults_randomize_env_only(void **state)
@@ -47,7 +59,7 @@ static void randomize_turns_on_exactly_the_parts_named(void **state)
 
 	(void)state;
 	measure_options_init(&o);
-	assert_int_equal(parse(&o, "randomize", "code,stack"), 1);
+	assert_int_equal(parse(&o, "randomize", "code,stack"), 0);
 	assert_false(o.randomize_env);
 	assert_false(o.randomize_heap);
 	assert_true(o.randomize_code);
@@ -56,14 +68,14 @@ static void randomize_turns_on_exactly_the_parts_named(void **state)
 	assert_true(measure_options_stabilizer(&o));
 
 	/* a second --randomize replaces the first */
-	assert_int_equal(parse(&o, "randomize", "heap,code,stack,link,env"), 1);
+	assert_int_equal(parse(&o, "randomize", "heap,code,stack,link,env"), 0);
 	assert_true(o.randomize_env && o.randomize_heap && o.randomize_code && o.randomize_stack &&
 		    o.randomize_link);
-	assert_int_equal(parse(&o, "randomize", "link"), 1);
+	assert_int_equal(parse(&o, "randomize", "link"), 0);
 	assert_true(o.randomize_link);
 	assert_false(o.randomize_env || o.randomize_heap || o.randomize_code || o.randomize_stack);
 	assert_false(measure_options_stabilizer(&o)); /* link is a build, not a runtime part */
-	assert_int_equal(parse(&o, "randomize", "none"), 1);
+	assert_int_equal(parse(&o, "randomize", "none"), 0);
 	assert_false(o.randomize_env || o.randomize_link);
 }
 
@@ -74,24 +86,24 @@ static void run_counts_are_whole_and_consistent(void **state)
 
 	(void)state;
 	measure_options_init(&o);
-	assert_int_equal(parse(&o, "runs", "1e3"), MEASURE_EXIT_USAGE);
-	assert_int_equal(parse(&o, "runs", "10.5"), MEASURE_EXIT_USAGE);
-	assert_int_equal(parse(&o, "min-runs", "0x10"), MEASURE_EXIT_USAGE);
-	assert_int_equal(parse(&o, "warmup", "2e1"), MEASURE_EXIT_USAGE);
-	assert_int_equal(parse(&o, "runs", "1000"), 1);
+	assert_int_equal(parse(&o, "runs", "1e3"), EXIT_USAGE);
+	assert_int_equal(parse(&o, "runs", "10.5"), EXIT_USAGE);
+	assert_int_equal(parse(&o, "min-runs", "0x10"), EXIT_USAGE);
+	assert_int_equal(parse(&o, "warmup", "2e1"), EXIT_USAGE);
+	assert_int_equal(parse(&o, "runs", "1000"), 0);
 	assert_int_equal(o.min_runs, 1000);
 	assert_int_equal(o.max_runs, 1000);
 	assert_int_equal(measure_options_check(&o, "lever bench"), 0);
 
 	measure_options_init(&o);
-	assert_int_equal(parse(&o, "min-runs", "5"), 1);
-	assert_int_equal(parse(&o, "max-runs", "3"), 1);
+	assert_int_equal(parse(&o, "min-runs", "5"), 0);
+	assert_int_equal(parse(&o, "max-runs", "3"), 0);
 	assert_int_equal(measure_options_check(&o, "lever bench"), MEASURE_EXIT_USAGE);
-	assert_int_equal(parse(&o, "max-runs", "5"), 1);
+	assert_int_equal(parse(&o, "max-runs", "5"), 0);
 	assert_int_equal(measure_options_check(&o, "lever bench"), 0);
 	/* -n sets both; a later -M below it contradicts it */
-	assert_int_equal(parse(&o, "runs", "10"), 1);
-	assert_int_equal(parse(&o, "max-runs", "4"), 1);
+	assert_int_equal(parse(&o, "runs", "10"), 0);
+	assert_int_equal(parse(&o, "max-runs", "4"), 0);
 	assert_int_equal(measure_options_check(&o, "lever bench"), MEASURE_EXIT_USAGE);
 }
 
@@ -101,9 +113,9 @@ static void randomize_rejects_unknown_parts(void **state)
 
 	(void)state;
 	measure_options_init(&o);
-	assert_int_equal(parse(&o, "randomize", "code,globals"), MEASURE_EXIT_USAGE);
-	assert_int_equal(parse(&o, "randomize", "Code"), MEASURE_EXIT_USAGE);
-	assert_int_equal(parse(&o, "randomize", "code stack"), MEASURE_EXIT_USAGE);
+	assert_int_equal(parse(&o, "randomize", "code,globals"), EXIT_USAGE);
+	assert_int_equal(parse(&o, "randomize", "Code"), EXIT_USAGE);
+	assert_int_equal(parse(&o, "randomize", "code stack"), EXIT_USAGE);
 }
 
 static void rerandomize_takes_a_duration_or_off(void **state)
@@ -112,20 +124,20 @@ static void rerandomize_takes_a_duration_or_off(void **state)
 
 	(void)state;
 	measure_options_init(&o);
-	assert_int_equal(parse(&o, "rerandomize", "2ms"), 1);
+	assert_int_equal(parse(&o, "rerandomize", "2ms"), 0);
 	assert_int_equal(o.rerandomize_ns, 2000000);
-	assert_int_equal(parse(&o, "rerandomize", "250"), 1); /* default unit ms */
+	assert_int_equal(parse(&o, "rerandomize", "250"), 0); /* default unit ms */
 	assert_int_equal(o.rerandomize_ns, 250000000);
-	assert_int_equal(parse(&o, "rerandomize", "1s"), 1);
+	assert_int_equal(parse(&o, "rerandomize", "1s"), 0);
 	assert_int_equal(o.rerandomize_ns, 1000000000);
-	assert_int_equal(parse(&o, "rerandomize", "off"), 1);
+	assert_int_equal(parse(&o, "rerandomize", "off"), 0);
 	assert_int_equal(o.rerandomize_ns, 0);
 	assert_true(o.rerandomize_given);
-	assert_int_equal(parse(&o, "rerandomize", "500us"), MEASURE_EXIT_USAGE); /* below 1ms */
-	assert_int_equal(parse(&o, "rerandomize", "2h"), MEASURE_EXIT_USAGE);
-	assert_int_equal(parse(&o, "rerandomize", "soon"), MEASURE_EXIT_USAGE);
-	assert_int_equal(parse(&o, "rerandomize", ""), MEASURE_EXIT_USAGE);
-	assert_int_equal(parse(&o, "rerandomize", "-5ms"), MEASURE_EXIT_USAGE);
+	assert_int_equal(parse(&o, "rerandomize", "500us"), EXIT_USAGE); /* below 1ms */
+	assert_int_equal(parse(&o, "rerandomize", "2h"), EXIT_USAGE);
+	assert_int_equal(parse(&o, "rerandomize", "soon"), EXIT_USAGE);
+	assert_int_equal(parse(&o, "rerandomize", ""), EXIT_USAGE);
+	assert_int_equal(parse(&o, "rerandomize", "-5ms"), EXIT_USAGE);
 }
 
 static void rerandomize_needs_code_or_stack(void **state)
@@ -134,13 +146,13 @@ static void rerandomize_needs_code_or_stack(void **state)
 
 	(void)state;
 	measure_options_init(&o);
-	assert_int_equal(parse(&o, "rerandomize", "10ms"), 1);
+	assert_int_equal(parse(&o, "rerandomize", "10ms"), 0);
 	assert_int_equal(measure_options_check(&o, "lever bench"), MEASURE_EXIT_USAGE);
-	assert_int_equal(parse(&o, "randomize", "heap"), 1);
+	assert_int_equal(parse(&o, "randomize", "heap"), 0);
 	assert_int_equal(measure_options_check(&o, "lever bench"), MEASURE_EXIT_USAGE);
-	assert_int_equal(parse(&o, "randomize", "stack"), 1);
+	assert_int_equal(parse(&o, "randomize", "stack"), 0);
 	assert_int_equal(measure_options_check(&o, "lever bench"), 0);
-	assert_int_equal(parse(&o, "randomize", "code"), 1);
+	assert_int_equal(parse(&o, "randomize", "code"), 0);
 	assert_int_equal(measure_options_check(&o, "lever bench"), 0);
 }
 
