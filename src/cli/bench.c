@@ -115,14 +115,49 @@ static int command_from_args(struct measure_command *c, int argc, char **argv)
 	return measure_command_from_argv(c, argv, argc);
 }
 
+/* Every output file, before the runs: 0, or 1 after saying which cannot be written. */
+static int check_outputs(const struct bench_cli *o)
+{
+	const char *paths[] = {o->export_json, o->export_csv, o->export_markdown, o->html};
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		int err = paths[i] ? measure_check_output(paths[i]) : 0;
+
+		if (err) {
+			fprintf(stderr, "lever bench: cannot write %s: %s\n", paths[i],
+				strerror(-err));
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Statistics and outputs of the runs in res; 0 or 1. */
+static int report(const struct bench_cli *o, const struct measure_result *res)
+{
+	struct measure_bench_summary s = {0};
+	int rc = 1;
+
+	if (res->n < 2) {
+		fprintf(stderr, "lever bench: only %zu run%s; need at least 2\n", res->n,
+			res->n == 1 ? "" : "s");
+	} else if (measure_bench_summarize(&s, res, o->run.seed) == 0) {
+		struct measure_bench_report b = {&s, res, &o->run, o->alpha};
+
+		measure_bench_report_text(&b, stdout);
+		rc = outputs(&b, o);
+	}
+	measure_bench_summary_free(&s);
+	return rc;
+}
+
 int cmd_bench(int argc, char **argv)
 {
 	struct bench_cli o = {.alpha = 0.05};
 	struct measure_command cmd;
 	struct measure_result res = {0};
 	struct measure_session session;
-	struct measure_bench_summary s = {0};
-	int rc, first;
+	int rc, first, ending;
 
 	measure_options_init(&o.run);
 	rc = parse_args(&o, argc, argv, &first);
@@ -135,27 +170,20 @@ int cmd_bench(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	rc = measure_options_check(&o.run, "lever bench");
-	if (rc) {
-		measure_command_free(&cmd);
-		return rc;
-	}
-	rc = measure_randomization_check(&o.run, &cmd, 1, "lever bench");
+	if (!rc)
+		rc = check_outputs(&o);
+	if (!rc)
+		rc = measure_randomization_check(&o.run, &cmd, 1, "lever bench");
 	if (!rc)
 		rc = measure_session_init(&session, &o.run, "lever bench");
-	if (!rc)
+	if (!rc) {
 		rc = measure_commands(&session, &cmd, 1, &res);
-	if (!rc && res.n < 2) {
-		fprintf(stderr, "lever bench: only %zu run; need at least 2\n", res.n);
-		rc = 1;
+		if (!rc)
+			rc = report(&o, &res);
+		else if (measure_session_ending(&session, &ending))
+			rc = report(&o, &res) ? 1 : ending;
 	}
-	if (!rc && measure_bench_summarize(&s, &res, o.run.seed) == 0) {
-		struct measure_bench_report b = {&s, &res, &o.run, o.alpha};
-
-		measure_bench_report_text(&b, stdout);
-		rc = outputs(&b, &o);
-	}
-	measure_bench_summary_free(&s);
 	measure_result_free(&res);
 	measure_command_free(&cmd);
-	return rc;
+	return measure_finish_stdout("lever bench") ? 1 : rc;
 }

@@ -145,6 +145,24 @@ static int output_comparison(const struct compare_cli *o, const struct stats_com
 
 /* ------------------------------------------------------------ modes */
 
+/* The output files, before anything is read or run: 0, or 1 after saying which cannot be written.
+ */
+static int check_outputs(const struct compare_cli *o)
+{
+	const char *paths[] = {o->html, o->markdown};
+
+	for (size_t i = 0; i < 2; i++) {
+		int err = paths[i] ? measure_check_output(paths[i]) : 0;
+
+		if (err) {
+			fprintf(stderr, "lever compare: cannot write %s: %s\n", paths[i],
+				strerror(-err));
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static int compare_files(struct compare_cli *o, char **paths)
 {
 	struct stats_samples s[2] = {{0}, {0}};
@@ -176,13 +194,27 @@ out:
 	return rc;
 }
 
+/* The comparison of the runs in res; 0 or 1. */
+static int compare_runs(struct compare_cli *o, const struct measure_result *res)
+{
+	struct stats_comparison c;
+
+	if (res[0].n < 2 || res[1].n < 2) {
+		fprintf(stderr, "lever compare: %zu and %zu runs; need at least 2 of each\n",
+			res[0].n, res[1].n);
+		return 1;
+	}
+	stats_compare_samples(&c, &o->cmp.stats, res[0].command->display, res[0].wall, res[0].n,
+			      res[1].command->display, res[1].wall, res[1].n);
+	return output_comparison(o, &c, "lever compare: commands (interleaved runs)", res);
+}
+
 static int compare_commands(struct compare_cli *o, char **texts)
 {
 	struct measure_command cmd[2];
 	struct measure_result res[2];
 	struct measure_session session;
-	struct stats_comparison c;
-	int rc = 1;
+	int rc = 1, ending;
 
 	memset(res, 0, sizeof(res));
 	memset(cmd, 0, sizeof(cmd));
@@ -193,15 +225,17 @@ static int compare_commands(struct compare_cli *o, char **texts)
 		measure_command_free(&cmd[1]);
 		return EXIT_USAGE;
 	}
-	rc = measure_randomization_check(&o->run, cmd, 2, "lever compare");
+	rc = check_outputs(o);
+	if (!rc)
+		rc = measure_randomization_check(&o->run, cmd, 2, "lever compare");
 	if (!rc)
 		rc = measure_session_init(&session, &o->run, "lever compare");
-	if (!rc)
-		rc = measure_commands(&session, cmd, 2, res);
 	if (!rc) {
-		stats_compare_samples(&c, &o->cmp.stats, cmd[0].display, res[0].wall, res[0].n,
-				      cmd[1].display, res[1].wall, res[1].n);
-		rc = output_comparison(o, &c, "lever compare: commands (interleaved runs)", res);
+		rc = measure_commands(&session, cmd, 2, res);
+		if (!rc)
+			rc = compare_runs(o, res);
+		else if (measure_session_ending(&session, &ending))
+			rc = compare_runs(o, res) ? 1 : ending;
 	}
 	for (int i = 0; i < 2; i++) {
 		measure_result_free(&res[i]);
@@ -210,7 +244,7 @@ static int compare_commands(struct compare_cli *o, char **texts)
 	return rc;
 }
 
-int cmd_compare(int argc, char **argv)
+static int compare_main(int argc, char **argv)
 {
 	struct compare_cli o;
 	int rc, nargs, first;
@@ -255,4 +289,11 @@ int cmd_compare(int argc, char **argv)
 		    "%s", "need two commands: lever compare -- 'CMD_A' 'CMD_B' (or "
 			  "--samples or --suite)");
 	return compare_commands(&o, argv + first);
+}
+
+int cmd_compare(int argc, char **argv)
+{
+	int rc = compare_main(argc, argv);
+
+	return measure_finish_stdout("lever compare") ? 1 : rc;
 }

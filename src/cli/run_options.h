@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "base/base.h"
 #include "cli/options.h"
 #include "measure/measure.h"
 
@@ -60,7 +61,13 @@ struct measure_value_format run_unit_format(int unit);
 			 "on (default 500ms, 1ms to 1h), or 'off': once per run",                  \
 			 .value = (o), .what = "a duration from 1ms to 1h, or off"),               \
 	    CLI_FLAG('i', "ignore-failure", &(o)->ignore_failure,                                  \
-		     "keep going when the command exits non-zero"),                                \
+		     "keep going when the command exits non-zero or times out"),                   \
+	    CLI_DURATION(0, "timeout", &(o)->timeout_ns, "DUR", NSEC_PER_SEC, NSEC_PER_MSEC,       \
+			 10000000ULL * NSEC_PER_SEC,                                               \
+			 "stop a run (or prepare, cleanup) that takes longer than\n"               \
+			 "DUR (ns, us, ms or s; default unit s) and end the\n"                     \
+			 "measurement there, reporting the runs done; with -i the\n"               \
+			 "run is left out and the measurement goes on"),                           \
 	    CLI_FLAG(0, "show-output", &(o)->show_output,                                          \
 		     "let the command write to the terminal"),                                     \
 	    CLI_FLAG(0, "no-progress", &(o)->no_progress,                                          \

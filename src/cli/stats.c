@@ -111,7 +111,7 @@ static int read_files(char **paths, size_t k, const struct stats_cli *o,
 	return 0;
 }
 
-int cmd_stats(int argc, char **argv)
+static int stats_main(int argc, char **argv)
 {
 	struct stats_cli o = {.alpha = 0.05};
 	struct stats_samples *files;
@@ -132,4 +132,11 @@ int cmd_stats(int argc, char **argv)
 		stats_samples_free(&files[i]);
 	free(files);
 	return rc;
+}
+
+int cmd_stats(int argc, char **argv)
+{
+	int rc = stats_main(argc, argv);
+
+	return measure_finish_stdout("lever stats") ? 1 : rc;
 }

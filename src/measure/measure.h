@@ -43,7 +43,8 @@ struct measure_options {
 	uint64_t rerandomize_ns;   /* code/stack re-randomization period; 0: once */
 	bool show_output;
 	bool ignore_failure;
-	bool no_progress; /* no progress bar on stderr (it is shown only on a terminal anyway) */
+	uint64_t timeout_ns; /* a run (or prepare, cleanup) longer than this is stopped; 0: none */
+	bool no_progress;    /* no progress bar on stderr (it is shown only on a terminal anyway) */
 	uint64_t seed;
 	bool seed_given; /* --seed was on the command line */
 };
@@ -112,6 +113,10 @@ struct measure_session {
 	struct rng rng;
 	uint64_t iteration;
 	bool tty;
+	/* How the measurement ended when measure_commands returned 1 with runs worth reporting: */
+	int stop_signal;	/* SIGINT or SIGTERM stopped it (the run going on is not counted) */
+	size_t timed_out;	/* runs stopped by --timeout (not counted) */
+	bool cleanup_failed;	/* the measurement is complete; the cleanup command failed */
 	char runtime[PATH_MAX]; /* liblever-stabilizer.so, for runs with heap/code/stack */
 };
 /*
@@ -122,15 +127,30 @@ struct measure_session {
 int measure_session_init(struct measure_session *s, const struct measure_options *o,
 			 const char *name);
 
+/* spawn results beside 0 and -errno (internal to run.c, named for its tests) */
+#define MEASURE_RUN_STOPPED   1
+#define MEASURE_RUN_TIMED_OUT 2
+
 /*
  * Measure commands: warm-up runs of each, then measured runs interleaved
  * across the commands (A B A B ...) until the run limits and minimum time
  * say stop. results[i] belongs to commands[i]. Returns 0, or 1 after
- * printing an error (a failing command, prepare or cleanup).
+ * printing an error (a failing command, prepare or cleanup). SIGINT and
+ * SIGTERM stop the run going on (and its process group) and end the
+ * measurement; a run longer than --timeout is stopped too. The results
+ * then hold the runs completed, and measure_session_ending says whether
+ * they are worth reporting and with which exit status.
  */
 int measure_commands(struct measure_session *s, const struct measure_command *commands, size_t k,
 		     struct measure_result *results);
 void measure_result_free(struct measure_result *r);
+/*
+ * After measure_commands returned 1: true when the runs done are a
+ * measurement to report (stopped by a signal or a timeout, or only the
+ * cleanup failed), with *status the exit status to end with (128 + the
+ * signal, else 1). False for errors that leave nothing to report.
+ */
+bool measure_session_ending(const struct measure_session *s, int *status);
 
 /*
  * --randomize=code, stack, link (randomization.c): before the first run,
@@ -180,6 +200,17 @@ int measure_parse_alpha(const char *text, double *alpha);
  */
 int measure_check_times(const char *name, const double *x, size_t n,
 			const struct measure_value_format *vf, char *err, size_t size);
+/*
+ * Can path be written? Checked before the runs, so that a typo in an
+ * export path does not cost a whole measurement: 0 or -errno ("-": stdout).
+ * An existing file is opened without being truncated.
+ */
+int measure_check_output(const char *path);
+/*
+ * Flush standard output at the end of a command: 0, or 1 after reporting a
+ * write error (a full disk, > /dev/full) that would otherwise pass unseen.
+ */
+int measure_finish_stdout(const char *who);
 
 void measure_sample_json(const struct stats_sample_description *d, struct report_json *j,
 			 bool with_values);

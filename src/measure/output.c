@@ -7,10 +7,12 @@
  * are comes from src/stats (stats_describe_sample).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "measure/measure.h"
 
@@ -67,6 +69,38 @@ int measure_check_times(const char *name, const double *x, size_t n,
 		}
 	}
 	return 0;
+}
+
+int measure_check_output(const char *path)
+{
+	int fd;
+
+	if (strcmp(path, "-") == 0)
+		return 0;
+	/* create and remove a new file; an existing one is only opened, not truncated */
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+		return 0;
+	}
+	if (errno != EEXIST)
+		return -errno;
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+int measure_finish_stdout(const char *who)
+{
+	int err = fflush(stdout) ? errno : (ferror(stdout) ? EIO : 0);
+
+	if (!err)
+		return 0;
+	fprintf(stderr, "%s: cannot write standard output: %s\n", who, strerror(err));
+	return 1;
 }
 
 /* ------------------------------------------------------------ samples */

@@ -149,6 +149,30 @@ void measure_command_free(struct measure_command *c)
 
 /* ------------------------------------------------------------ one run */
 
+/* The signal (SIGINT, SIGTERM) that asked the measurement to stop, or 0. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+/*
+ * SIGINT and SIGTERM stop the measurement instead of killing lever: the run
+ * going on is stopped and what was measured is still reported. Without
+ * SA_RESTART, so that the wait for a child returns at once.
+ */
+static void catch_stop_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
 int measure_session_init(struct measure_session *s, const struct measure_options *o,
 			 const char *name)
 {
@@ -157,6 +181,8 @@ int measure_session_init(struct measure_session *s, const struct measure_options
 	s->name = name;
 	rng_seed(&s->rng, o->seed);
 	s->tty = !o->no_progress && isatty(STDERR_FILENO);
+	stop_signal = 0;
+	catch_stop_signals();
 	if (measure_options_stabilizer(o) &&
 	    launch_find_runtime(name, LAUNCH_STABILIZER_RUNTIME, s->runtime))
 		return 1;
@@ -226,38 +252,119 @@ static int spawn_actions(posix_spawn_file_actions_t *fa, bool show_output)
 	return 0;
 }
 
+#define KILL_GRACE_NS (1000ULL * NSEC_PER_MSEC)
+#define WAIT_SLICE_NS (100ULL * NSEC_PER_MSEC)
+
+/* Wait for SIGCHLD (blocked by the caller) at most ns, or until a signal handler ran. */
+static void wait_sigchld(uint64_t ns)
+{
+	sigset_t chld;
+	struct timespec ts = {(time_t)(ns / NSEC_PER_SEC), (long)(ns % NSEC_PER_SEC)};
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigtimedwait(&chld, NULL, &ts);
+}
+
+/*
+ * Stop the run: SIGTERM to its process group (a shell's pipeline too), then
+ * SIGKILL if it is still there after a grace period; reap it.
+ */
+static void stop_child(pid_t pid, int *status, struct rusage *ru)
+{
+	uint64_t t0 = time_monotonic_ns();
+
+	kill(-pid, SIGTERM);
+	while (wait4(pid, status, WNOHANG, ru) == 0) {
+		if (time_monotonic_ns() - t0 >= KILL_GRACE_NS) {
+			kill(-pid, SIGKILL);
+			while (wait4(pid, status, 0, ru) < 0 && errno == EINTR)
+				;
+			return;
+		}
+		wait_sigchld(WAIT_SLICE_NS);
+	}
+}
+
+/*
+ * Wait for the child, stopping it on a stop signal or after timeout_ns (0:
+ * none). 0 when it ended by itself, else MEASURE_RUN_STOPPED or
+ * MEASURE_RUN_TIMED_OUT (after stopping it).
+ */
+static int wait_child(pid_t pid, uint64_t t0, uint64_t timeout_ns, int *status, struct rusage *ru)
+{
+	for (;;) {
+		pid_t got = wait4(pid, status, WNOHANG, ru);
+		uint64_t now = time_monotonic_ns(), slice = WAIT_SLICE_NS;
+
+		if (got == pid || (got < 0 && errno != EINTR))
+			return 0;
+		if (stop_signal) {
+			stop_child(pid, status, ru);
+			return MEASURE_RUN_STOPPED;
+		}
+		if (timeout_ns && now - t0 >= timeout_ns) {
+			stop_child(pid, status, ru);
+			return MEASURE_RUN_TIMED_OUT;
+		}
+		if (timeout_ns && timeout_ns - (now - t0) < slice)
+			slice = timeout_ns - (now - t0);
+		wait_sigchld(slice);
+	}
+}
+
 /*
  * posix_spawnp (a vfork-style clone in glibc: cheaper than fork, and exec
  * errors come back as its result) + wait4 for the CPU times and peak RSS.
- * The wall time runs from just before the spawn to the child's exit being
- * reaped. Returns 0, or -errno of the spawn or exec.
+ * The child leads a process group of its own, so that it can be stopped
+ * with everything it started, and gets the caller's signal mask (SIGCHLD
+ * is blocked here only to wait for it). The wall time runs from just before
+ * the spawn to the child's exit being reaped. Returns 0, -errno of the
+ * spawn or exec, or MEASURE_RUN_STOPPED / MEASURE_RUN_TIMED_OUT.
  */
-static int spawn_and_wait(char **argv, char **env, bool show_output, struct measure_run *r)
+static int spawn_and_wait(char **argv, char **env, bool show_output, uint64_t timeout_ns,
+			  struct measure_run *r)
 {
 	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t chld, old;
 	struct rusage ru;
 	uint64_t t0, t1;
-	int status, err;
+	int status = 0, err;
 	pid_t pid;
 
 	err = spawn_actions(&fa, show_output);
 	if (err)
 		return err;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, &old);
+	if (posix_spawnattr_init(&attr) ||
+	    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK) ||
+	    posix_spawnattr_setpgroup(&attr, 0) || posix_spawnattr_setsigmask(&attr, &old)) {
+		posix_spawn_file_actions_destroy(&fa);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return -ENOMEM;
+	}
 	fflush(NULL);
 	t0 = time_monotonic_ns();
-	err = posix_spawnp(&pid, argv[0], &fa, NULL, argv, env);
+	err = posix_spawnp(&pid, argv[0], &fa, &attr, argv, env);
 	posix_spawn_file_actions_destroy(&fa);
-	if (err)
+	posix_spawnattr_destroy(&attr);
+	if (err) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		return -err;
-	while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
-		;
+	}
+	memset(&ru, 0, sizeof(ru));
+	err = wait_child(pid, t0, timeout_ns, &status, &ru);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	t1 = time_monotonic_ns();
 	r->wall = (double)(t1 - t0) / 1e9;
 	r->user = timeval_seconds(ru.ru_utime);
 	r->sys = timeval_seconds(ru.ru_stime);
 	r->max_rss = (double)ru.ru_maxrss * 1024.0;
 	r->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	return 0;
+	return err;
 }
 
 /* A helper shell command (prepare, cleanup); 0 if it succeeded. */
@@ -265,8 +372,17 @@ static int run_helper(struct measure_session *s, const char *what, const char *c
 {
 	char *argv[] = {"/bin/sh", "-c", (char *)cmd, NULL};
 	struct measure_run r;
-	int rc = spawn_and_wait(argv, environ, s->opt->show_output, &r);
+	int rc = spawn_and_wait(argv, environ, s->opt->show_output, s->opt->timeout_ns, &r);
 
+	if (rc == MEASURE_RUN_STOPPED) {
+		s->stop_signal = stop_signal;
+		return 1;
+	}
+	if (rc == MEASURE_RUN_TIMED_OUT) {
+		fprintf(stderr, "%s: the %s command '%s' took longer than --timeout\n", s->name,
+			what, cmd);
+		return 1;
+	}
 	if (rc || r.exit_code) {
 		fprintf(stderr, "%s: the %s command '%s' failed (%s %d)\n", s->name, what, cmd,
 			rc ? "error" : "exit status", rc ? -rc : r.exit_code);
@@ -299,11 +415,24 @@ static int run_once(struct measure_session *s, const struct measure_command *c,
 		rc = 1;
 		goto out;
 	}
-	rc = spawn_and_wait(c->argv, launch_env_vector(&env), s->opt->show_output, r);
+	rc = spawn_and_wait(c->argv, launch_env_vector(&env), s->opt->show_output,
+			    s->opt->timeout_ns, r);
 	s->iteration++;
 	r->env_offset = offset;
 	r->stabilizer_seed = seed;
-	if (rc) {
+	if (rc == MEASURE_RUN_STOPPED) {
+		s->stop_signal = stop_signal;
+		rc = 1;
+	} else if (rc == MEASURE_RUN_TIMED_OUT) {
+		char limit[48];
+
+		fprintf(stderr, "%s: '%s' ran longer than --timeout %s and was stopped%s\n",
+			s->name, c->display,
+			report_format_time((double)s->opt->timeout_ns / 1e9, limit, sizeof(limit)),
+			s->opt->ignore_failure ? "; the run is not counted" : "");
+		s->timed_out++;
+		rc = s->opt->ignore_failure ? MEASURE_RUN_TIMED_OUT : 1;
+	} else if (rc) {
 		fprintf(stderr, "%s: cannot run '%s': %s\n", s->name, c->argv[0], strerror(-rc));
 		rc = 1;
 	} else if (r->exit_code && !s->opt->ignore_failure) {
@@ -340,6 +469,12 @@ static int result_push(struct measure_result *res, const struct measure_run *r)
 	res->wall[res->n] = r->wall;
 	res->n++;
 	return 0;
+}
+
+bool measure_session_ending(const struct measure_session *s, int *status)
+{
+	*status = s->stop_signal ? 128 + s->stop_signal : 1;
+	return s->stop_signal || s->cleanup_failed || (s->timed_out && !s->opt->ignore_failure);
 }
 
 void measure_result_free(struct measure_result *r)
@@ -386,7 +521,9 @@ static int warm_up(struct measure_session *s, const struct measure_command *comm
 	for (size_t w = 0; w < s->opt->warmup; w++) {
 		for (size_t i = 0; i < k; i++) {
 			progress(s, "warm-up", w, 0);
-			if (run_once(s, &commands[i], &r))
+			int rc = run_once(s, &commands[i], &r);
+
+			if (rc && rc != MEASURE_RUN_TIMED_OUT)
 				return 1;
 		}
 	}
@@ -414,11 +551,16 @@ int measure_commands(struct measure_session *s, const struct measure_command *co
 	rc = warm_up(s, commands, k);
 	start = time_monotonic_ns();
 	progress(s, "measuring", 0, 0.0);
-	while (!rc && keep_going(s->opt, runs, (double)(time_monotonic_ns() - start) / 1e9)) {
+	while (!rc && !stop_signal &&
+	       keep_going(s->opt, runs, (double)(time_monotonic_ns() - start) / 1e9)) {
 		for (size_t i = 0; i < k && !rc; i++) {
 			struct measure_run r;
 
 			rc = run_once(s, &commands[i], &r);
+			if (rc == MEASURE_RUN_TIMED_OUT) {
+				rc = 0; /* --ignore-failure: on with the next run */
+				continue;
+			}
 			if (!rc && result_push(&results[i], &r)) {
 				fprintf(stderr, "%s: out of memory\n", s->name);
 				rc = 1;
@@ -428,7 +570,21 @@ int measure_commands(struct measure_session *s, const struct measure_command *co
 		progress(s, "measuring", runs, (double)(time_monotonic_ns() - start) / 1e9);
 	}
 	progress_clear(s);
-	if (s->opt->cleanup && run_helper(s, "cleanup", s->opt->cleanup))
-		rc = rc ? rc : 1;
+	if (stop_signal && !s->stop_signal) {
+		s->stop_signal = stop_signal; /* between two runs */
+		rc = 1;
+	}
+	if (s->stop_signal)
+		fprintf(stderr,
+			"%s: stopped by %s; the runs done are reported, the run going on "
+			"(if any) was stopped and is not counted\n",
+			s->name, s->stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
+	/* the cleanup runs even after a stop (it undoes what prepare did); a second signal stops it
+	 */
+	stop_signal = 0;
+	if (s->opt->cleanup && run_helper(s, "cleanup", s->opt->cleanup)) {
+		s->cleanup_failed = true;
+		rc = 1;
+	}
 	return rc;
 }

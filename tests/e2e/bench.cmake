@@ -7,3 +7,5 @@ lever_e2e_test(bench_compare ${CMAKE_SOURCE_DIR}/tests/e2e/bench_compare.sh TIME
 lever_e2e_test(bench_randomize ${CMAKE_SOURCE_DIR}/tests/e2e/bench_randomize.sh TIMEOUT 300)
 # Numbers at the edges: huge, subnormal, zero and negative values.
 lever_e2e_test(bench_numbers ${CMAKE_SOURCE_DIR}/tests/e2e/bench_numbers.sh TIMEOUT 120)
+# Nothing lost: cleanup failures, SIGINT, --timeout, unwritable exports, stdout errors.
+lever_e2e_test(bench_robustness ${CMAKE_SOURCE_DIR}/tests/e2e/bench_robustness.sh TIMEOUT 300)
