@@ -353,7 +353,9 @@ static int check_program(const struct causal_options *o, const char *program)
 		return LAUNCH_EXIT_FAILURE;
 	launch_inspect_program(program, &p);
 	warn_wrapper(o, &p, program);
-	if (p.kind != LAUNCH_PROGRAM_DYNAMIC || !main_only_scope(o))
+	/* reading the line table costs time: only when there is something to check */
+	if (p.kind != LAUNCH_PROGRAM_DYNAMIC || !main_only_scope(o) ||
+	    (!o->source_scope.text && !o->fixed_line))
 		return 0;
 	if (causal_check_program_scope(WHO, p.path, debug_root ? debug_root : "/usr/lib/debug",
 				       o->source_scope.text, o->fixed_line))

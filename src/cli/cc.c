@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * lever cc / lever c++ (also called as lever-cc / lever-c++): the system
- * compiler with what Stabilizer's runtime needs (stabilizer/cc/cc.h,
+ * compiler with what Stabilizer's runtime needs (stabilizer/cc/wrapper.h,
  * doc/cc.md). Every compiler argument passes through; lever's own options are
  * the few below, which no compiler has, plus the LEVER_CC_* environment so
  * that they also work through CC=lever-cc in a build system.

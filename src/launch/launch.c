@@ -137,6 +137,7 @@ int launch_env_init(struct launch_env *env, const char *who, char *const *base)
 {
 	memset(env, 0, sizeof(*env));
 	env->who = who;
+	/* allocate the terminating NULL first, so that an empty base gives {NULL} */
 	if (env_append(env, NULL))
 		return out_of_memory(who);
 	env->n = 0;

@@ -169,7 +169,7 @@ static uint64_t clock_ns(clockid_t clock)
  * thread before it was joined: what is left is the program's own, the time
  * the sampler could have sampled.
  */
-static uint64_t cpu_at_start_ns, profiler_cpu_ns;
+static uint64_t cpu_at_start_ns, cpu_at_exit_ns, profiler_cpu_ns;
 
 static void fork_child(void);
 
@@ -228,20 +228,21 @@ static uint64_t timeval_ns(struct timeval tv)
 	return (uint64_t)tv.tv_sec * NSEC_PER_SEC + (uint64_t)tv.tv_usec * NSEC_PER_USEC;
 }
 
-static void note_profiler_cpu(void)
+/* At shutdown, before lever's own exit work and the profiler thread's join. */
+static void note_exit_cpu(void)
 {
 	clockid_t clock;
 
+	cpu_at_exit_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	if (atomic_load(&profiler_running) && pthread_getcpuclockid(profiler, &clock) == 0)
 		profiler_cpu_ns = clock_ns(clock);
 }
 
 static uint64_t program_cpu_ns(void)
 {
-	uint64_t now = clock_ns(CLOCK_PROCESS_CPUTIME_ID),
-		 runtime = cpu_at_start_ns + profiler_cpu_ns;
+	uint64_t runtime = cpu_at_start_ns + profiler_cpu_ns;
 
-	return now > runtime ? now - runtime : 0;
+	return cpu_at_exit_ns > runtime ? cpu_at_exit_ns - runtime : 0;
 }
 
 /*
@@ -386,6 +387,7 @@ void runtime_shutdown(void)
 	if (!atomic_load(&rt.enabled) || getpid() != rt.pid || atomic_exchange(&shutdown_done, 1))
 		return;
 	atomic_store(&rt.exiting_ns, time_monotonic_ns());
+	note_exit_cpu();
 	t = thread_self();
 	if (t) {
 		t->busy = 1;
@@ -394,7 +396,6 @@ void runtime_shutdown(void)
 	}
 	atomic_store(&rt.shutting_down, 1);
 	real_join = real_symbol("pthread_join", NULL);
-	note_profiler_cpu();
 	if (atomic_load(&profiler_running) && real_join)
 		real_join(profiler, NULL);
 	atomic_store(&rt.shutting_down, 2);
