@@ -57,9 +57,10 @@ const char *elf_section_name(Elf *elf, const GElf_Shdr *shdr);
 
 /*
  * The first section of elf named name, with its header copied to *shdr (if
- * shdr is not NULL); NULL if there is none. Neither function allocates (libelf
- * reads the section headers once, when it first needs them), so both serve the
- * runtimes at start-up as well as the analysis side.
+ * shdr is not NULL); NULL if there is none, or elf is not an ELF object (an
+ * archive, say). Neither function allocates memory of its own; libelf does,
+ * once, when it first reads the section headers. So both serve the runtimes
+ * at start-up (never in a signal handler) as well as the analysis side.
  */
 Elf_Scn *elf_section_by_name(Elf *elf, const char *name, GElf_Shdr *shdr);
 

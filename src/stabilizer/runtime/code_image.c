@@ -63,6 +63,29 @@ static void *map_table(size_t bytes)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/*
+ * Makes room for one more element in the mapped array *p of *cap elements of
+ * elem bytes (n in use): doubles it, from first, copying what it holds.
+ */
+static bool map_table_reserve(void **p, size_t *cap, size_t n, size_t elem, size_t first)
+{
+	size_t new_cap = *cap ? *cap * 2 : first;
+	void *q;
+
+	if (n < *cap)
+		return true;
+	q = map_table(new_cap * elem);
+	if (!q)
+		return false;
+	if (*p) {
+		memcpy(q, *p, n * elem);
+		munmap(*p, *cap * elem);
+	}
+	*p = q;
+	*cap = new_cap;
+	return true;
+}
+
 /* ---------- the loaded image ---------- */
 
 static int image_range(struct dl_phdr_info *info, size_t size, void *ctx)
@@ -291,19 +314,8 @@ static bool section_is_metadata(const char *name)
 
 static bool pcrel_push(struct pcrel_reloc_list *l, uintptr_t addr)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 4096;
-		uintptr_t *p = map_table(cap * sizeof(*p));
-
-		if (!p)
-			return false;
-		if (l->addrs) {
-			memcpy(p, l->addrs, l->n * sizeof(*p));
-			munmap(l->addrs, l->cap * sizeof(*p));
-		}
-		l->addrs = p;
-		l->cap = cap;
-	}
+	if (!map_table_reserve((void **)&l->addrs, &l->cap, l->n, sizeof(*l->addrs), 4096))
+		return false;
 	l->addrs[l->n++] = addr;
 	return true;
 }
@@ -376,19 +388,9 @@ static bool add_fixup(struct analysis *an, const struct code_function *f, uintpt
 {
 	struct code_image *img = an->img;
 
-	if (img->n_fixups == an->cap_fixups) {
-		size_t cap = an->cap_fixups ? an->cap_fixups * 2 : 65536;
-		uint32_t *p = map_table(cap * sizeof(*p));
-
-		if (!p)
-			return false;
-		if (img->fixups) {
-			memcpy(p, img->fixups, img->n_fixups * sizeof(*p));
-			munmap(img->fixups, an->cap_fixups * sizeof(*p));
-		}
-		img->fixups = p;
-		an->cap_fixups = cap;
-	}
+	if (!map_table_reserve((void **)&img->fixups, &an->cap_fixups, img->n_fixups,
+			       sizeof(*img->fixups), 65536))
+		return false;
 	img->fixups[img->n_fixups++] = (uint32_t)(field - f->start);
 	return true;
 }
