@@ -175,9 +175,26 @@ int measure_program_link_seed(const char *path, uint64_t *seed)
 	return m.link_seed ? 0 : -1;
 }
 
+/*
+ * heap, code and stack act through the preloaded runtime: a static program
+ * would run unrandomized while the report claimed otherwise (issue 14 p. 11).
+ */
+static int check_preloadable(struct measure_command *c, const char *name)
+{
+	char word[PATH_MAX];
+
+	if (c->shell ? !shell_first_word(c->display, word, sizeof(word))
+		     : snprintf(word, sizeof(word), "%s", c->argv[0]) >= (int)sizeof(word))
+		return 0; /* no program to tell: the shell itself takes the runtime */
+	return launch_check_preloadable(name, word, "lever's Stabilizer runtime") ? 1 : 0;
+}
+
 int measure_randomization_check(const struct measure_options *o, struct measure_command *commands,
 				size_t k, const char *name)
 {
+	for (size_t i = 0; measure_options_stabilizer(o) && i < k; i++)
+		if (check_preloadable(&commands[i], name))
+			return 1;
 	if (!o->randomize_code && !o->randomize_stack && !o->randomize_link)
 		return 0;
 	for (size_t i = 0; i < k; i++)

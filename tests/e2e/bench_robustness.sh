@@ -107,5 +107,17 @@ for cmd in "bench -n 2 --no-progress -- true" "stats s.txt" "compare --samples s
 	check "lever $cmd > /dev/full: says so" grep -q 'cannot write standard output' full.err
 done
 
+# issue 14 point 11: a static program cannot take the Stabilizer runtime; no
+# measurement may claim a shuffled heap for it
+printf 'int main(void) { return 0; }\n' >st.c
+cc -static -o st st.c || { echo "FAIL: no libc.a (libc6-dev) to build a static program"; exit 1; }
+rm -f count
+expect 1 "\./st is statically linked: lever's Stabilizer runtime cannot be preloaded" \
+	"$lever" bench -n 2 --no-progress --randomize=heap -- ./st
+expect 1 "\./st is statically linked" "$lever" bench -n 2 --no-progress --randomize=code './st'
+expect 1 "\./st is statically linked" "$lever" compare -n 2 --no-progress --randomize=heap -- ./prog ./st
+check "no run was made for a static program" test ! -e count
+expect 0 "Range" "$lever" bench -n 2 --no-progress -- ./st
+
 [ "$fails" = 0 ] && echo "all checks passed" || echo "$fails check(s) failed"
 [ "$fails" = 0 ]
