@@ -127,10 +127,6 @@ struct measure_session {
 int measure_session_init(struct measure_session *s, const struct measure_options *o,
 			 const char *name);
 
-/* spawn results beside 0 and -errno (internal to run.c, named for its tests) */
-#define MEASURE_RUN_STOPPED   1
-#define MEASURE_RUN_TIMED_OUT 2
-
 /*
  * Measure commands: warm-up runs of each, then measured runs interleaved
  * across the commands (A B A B ...) until the run limits and minimum time

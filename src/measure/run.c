@@ -27,6 +27,10 @@
 
 extern char **environ;
 
+/* What spawn_and_wait returns beside 0 and -errno: the run was stopped. */
+#define MEASURE_RUN_STOPPED   1 /* by SIGINT or SIGTERM */
+#define MEASURE_RUN_TIMED_OUT 2 /* by --timeout */
+
 #define ENV_OFFSET_VAR "LEVER_RANDOMIZED_ENVIRONMENT_OFFSET"
 #define ENV_OFFSET_MAX 4096
 #define ITERATION_VAR  "LEVER_BENCH_ITERATION"
