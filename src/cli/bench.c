@@ -115,6 +115,9 @@ static int command_from_args(struct measure_command *c, int argc, char **argv)
 	return measure_command_from_argv(c, argv, argc);
 }
 
+/* For the usage errors found after parsing: the common path. */
+static const struct cli_command bench_command = {.name = "lever bench"};
+
 /* Every output file, before the runs: 0, or 1 after saying which cannot be written. */
 static int check_outputs(const struct bench_cli *o)
 {
@@ -165,9 +168,8 @@ int cmd_bench(int argc, char **argv)
 		return rc == CLI_HELP ? 0 : rc;
 	if (command_from_args(&cmd, argc - first, argv + first)) {
 		measure_command_free(&cmd);
-		fprintf(stderr, "lever bench: the command is empty or has unbalanced quotes\n"
-				"Run 'lever bench --help' for usage.\n");
-		return EXIT_USAGE;
+		return cli_usage_error(&bench_command, "%s",
+				       "the command is empty or has unbalanced quotes");
 	}
 	rc = measure_options_check(&o.run, "lever bench");
 	if (!rc)

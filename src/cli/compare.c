@@ -104,13 +104,8 @@ static int parse_args(struct compare_cli *o, int argc, char **argv, int *first)
 	return 0;
 }
 
-static int compare_usage_error(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "lever compare: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nRun 'lever compare --help' for usage.\n");
-	return EXIT_USAGE;
-}
+/* For the usage errors found after parsing (combinations, operands): the common path. */
+static const struct cli_command compare_command = {.name = "lever compare"};
 
 /* ------------------------------------------------------------ output */
 
@@ -261,33 +256,37 @@ static int compare_main(int argc, char **argv)
 	if (rc)
 		return rc;
 	if (o.samples && o.suite)
-		return compare_usage_error("%s", "--samples and --suite exclude each other");
+		return cli_usage_error(&compare_command, "%s",
+				       "--samples and --suite exclude each other");
 	if ((o.samples || o.suite) && (measure_options_stabilizer(&o.run) || o.run.randomize_link))
-		return compare_usage_error("%s", "--randomize=heap/code/stack/link randomizes runs "
-						 "of commands; --samples and --suite run none");
+		return cli_usage_error(&compare_command, "%s",
+				       "--randomize=heap/code/stack/link randomizes runs "
+				       "of commands; --samples and --suite run none");
 	/* the analysis of files is reproducible unless --seed says otherwise */
 	o.cmp.stats.seed = o.run.seed_given || !(o.samples || o.suite) ? o.run.seed : 1;
 	nargs = argc - first;
 	if (o.json && o.markdown && !strcmp(o.markdown, "-"))
-		return compare_usage_error("%s", "--json and --export-markdown - both want "
-						 "standard output");
+		return cli_usage_error(&compare_command, "%s",
+				       "--json and --export-markdown - both want "
+				       "standard output");
 	if (o.suite) {
 		struct measure_suite_outputs want = {o.drop_max, o.json, o.html, o.markdown};
 
 		if (nargs)
-			return compare_usage_error("unexpected argument '%s' with --suite",
-						   argv[first]);
+			return cli_usage_error(
+			    &compare_command, "unexpected argument '%s' with --suite", argv[first]);
 		return measure_suite_compare(o.suite, o.configs, &want, &o.cmp);
 	}
 	if (o.samples) {
 		if (nargs != 2)
-			return compare_usage_error("%s", "--samples needs two files: A.txt B.txt");
+			return cli_usage_error(&compare_command, "%s",
+					       "--samples needs two files: A.txt B.txt");
 		return compare_files(&o, argv + first);
 	}
 	if (nargs != 2)
-		return compare_usage_error(
-		    "%s", "need two commands: lever compare -- 'CMD_A' 'CMD_B' (or "
-			  "--samples or --suite)");
+		return cli_usage_error(&compare_command, "%s",
+				       "need two commands: lever compare -- 'CMD_A' 'CMD_B' (or "
+				       "--samples or --suite)");
 	return compare_commands(&o, argv + first);
 }
 
