@@ -62,8 +62,11 @@ static int parse_args(struct bench_cli *o, int argc, char **argv, int *first)
 		     "       lever bench [OPTIONS] 'COMMAND STRING'",
 	    .description = bench_description,
 	    .options = table,
-	    .epilogue = "Exit status: 0; 1 if the command (or prepare/cleanup) fails or cannot "
-			"run;\n2 for a usage error. See doc/bench.md.\n",
+	    .epilogue =
+		"Ctrl-C stops the run going on and still reports the runs done.\n"
+		"Exit status: 0; 1 if the command (or prepare/cleanup) fails, cannot run or\n"
+		"times out, or an output cannot be written; 128 + N after signal N\n"
+		"(SIGINT: 130); 2 for a usage error. See doc/bench.md.\n",
 	    .takes_program = true,
 	};
 

@@ -90,8 +90,10 @@ static int parse_args(struct compare_cli *o, int argc, char **argv, int *first)
 		"With two commands the defaults are 30 runs of each and at least 3 s.\n"
 		"A command without shell syntax is split into words and run directly;\n"
 		"otherwise it runs under /bin/sh -c.\n"
+		"Ctrl-C stops the run going on and still compares the runs done.\n"
 		"Exit status: 0 when the comparison was made (whatever its verdict); 1 on an\n"
-		"error (unreadable file, failing command); 2 for a usage error.\n"
+		"error (unreadable file, failing command, timeout, unwritable output); 128 + N\n"
+		"after signal N (SIGINT: 130); 2 for a usage error.\n"
 		"See doc/compare.md.\n",
 	};
 	int rc = cli_parse(&cmd, argc, argv, NULL, first);
