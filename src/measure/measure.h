@@ -94,6 +94,7 @@ struct measure_run {
 	double wall, user, sys;	  /* seconds */
 	double max_rss;		  /* bytes */
 	int exit_code;		  /* exit status, or 128 + signal */
+	int wait_status;	  /* as waitpid gave it: tells a signal from an exit status */
 	size_t env_offset;	  /* bytes of the environment padding */
 	uint64_t stabilizer_seed; /* LEVER_STABILIZE_SEED of the run (heap, code, stack) */
 	uint64_t link_seed;	  /* the program's link seed at the run (--randomize=link) */

@@ -367,7 +367,8 @@ static int spawn_and_wait(char **argv, char **env, bool show_output, uint64_t ti
 	r->user = timeval_seconds(ru.ru_utime);
 	r->sys = timeval_seconds(ru.ru_stime);
 	r->max_rss = (double)ru.ru_maxrss * 1024.0;
-	r->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	r->exit_code = launch_exit_status(status);
+	r->wait_status = status;
 	return err;
 }
 
@@ -388,8 +389,11 @@ static int run_helper(struct measure_session *s, const char *what, const char *c
 		return 1;
 	}
 	if (rc || r.exit_code) {
-		fprintf(stderr, "%s: the %s command '%s' failed (%s %d)\n", s->name, what, cmd,
-			rc ? "error" : "exit status", rc ? -rc : r.exit_code);
+		char how[128];
+
+		fprintf(stderr, "%s: the %s command '%s' failed (%s)\n", s->name, what, cmd,
+			rc ? strerror(-rc)
+			   : launch_describe_status(r.wait_status, how, sizeof(how)));
 		return 1;
 	}
 	return 0;
@@ -440,10 +444,13 @@ static int run_once(struct measure_session *s, const struct measure_command *c,
 		fprintf(stderr, "%s: cannot run '%s': %s\n", s->name, c->argv[0], strerror(-rc));
 		rc = 1;
 	} else if (r->exit_code && !s->opt->ignore_failure) {
+		char how[128];
+
 		fprintf(stderr,
-			"%s: command '%s' failed with exit status %d; use -i/--ignore-failure to "
-			"measure it anyway\n",
-			s->name, c->display, r->exit_code);
+			"%s: command '%s' failed (%s); use -i/--ignore-failure to measure it "
+			"anyway\n",
+			s->name, c->display,
+			launch_describe_status(r->wait_status, how, sizeof(how)));
 		rc = 1;
 	}
 out:

@@ -47,7 +47,11 @@ expect 2 "--rerandomize only acts on --randomize=code or stack" "$lever" bench -
 expect 2 "--rerandomize only acts" "$lever" bench --randomize=heap --rerandomize=off -- true
 expect 2 "--rerandomize: '0.5ms' is not a duration from 1ms to 1h" "$lever" bench --randomize=code --rerandomize=0.5ms -- true
 expect 2 "--randomize: 'disk' is not a list of env, heap, code, stack, link or none" "$lever" bench --randomize=disk -- true
-expect 1 "command 'false' failed with exit status 1" "$lever" bench -n 3 -- false
+expect 1 "command 'false' failed \(exit status 1\)" "$lever" bench -n 3 -- false
+# issue 14 point 12: a signal death named as such, not "exit status 139"
+expect 1 "failed \(killed by SIGSEGV" "$lever" bench -n 3 -- sh -c 'kill -SEGV $$'
+expect 1 "the prepare command 'kill -ABRT \\\$\\\$' failed \(killed by SIGABRT" \
+	"$lever" bench -n 3 -p 'kill -ABRT $$' -- true
 expect 1 "cannot run 'no-such-command-xyz'" "$lever" bench -n 3 -- no-such-command-xyz
 expect 0 "Warning: 3 runs exited with a non-zero status" "$lever" bench -n 3 "${fast[@]}" -i -- false
 expect 1 "the prepare command 'exit 3' failed" "$lever" bench -n 3 -p 'exit 3' -- true
