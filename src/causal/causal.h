@@ -92,15 +92,15 @@ struct causal_run {
 	uint64_t period_ns;
 	bool has_seed;
 	uint64_t seed;
-	size_t first_experiment;
-	size_t n_experiments;
+	size_t n_experiments; /* not contiguous: runs appending at once interleave */
 };
 
 struct causal_read_stats {
-	uint64_t lines;		   /* lines read, including blank and bad ones */
-	uint64_t records;	   /* records understood */
-	uint64_t unknown_records;  /* lines with an unknown record type (skipped) */
-	uint64_t malformed;	   /* malformed lines (skipped) */
+	uint64_t lines;		  /* lines read, including blank and bad ones */
+	uint64_t records;	  /* records understood */
+	uint64_t unknown_records; /* lines with an unknown record type (skipped) */
+	uint64_t malformed;	  /* malformed lines (skipped) */
+	uint64_t cut_records; /* a last line without its end (skipped; counted in malformed too) */
 	uint64_t dropped_duration; /* experiments with duration <= 0 (dropped) */
 	uint64_t orphan_points;	   /* point records with no experiment before them */
 	uint64_t diagnostics_lost; /* diagnostics beyond CAUSAL_MAX_DIAGS */
@@ -152,6 +152,13 @@ int causal_profile_read_stream(struct causal_profile *p, FILE *in, const char *n
 /* Same, from memory (the buffer need not be NUL-terminated). */
 int causal_profile_read_buffer(struct causal_profile *p, const char *buf, size_t len,
 			       const char *name, const struct causal_read_options *opt);
+
+/*
+ * Whether text (a file's first lines) starts like a causal profile: its first
+ * non-blank line is one of the format's records, or a JSON Lines record.
+ * For commands that must not write a report over a profile.
+ */
+bool causal_profile_sniff(const char *text);
 
 /* The text of an interned string id ("" for an unknown id). */
 const char *causal_profile_string(const struct causal_profile *p, uint32_t id);

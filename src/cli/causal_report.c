@@ -14,6 +14,7 @@
 #include "causal/causal.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "report/report.h"
 
 static const char report_description[] =
     "Summarise causal profiles (default ./profile.coz; several files are merged).\n"
@@ -37,6 +38,7 @@ struct report_options {
 	struct causal_read_options read;
 	bool json;
 	bool ascii_given;
+	bool force;
 	const char *html;
 	/* as parsed, before they are placed in summary and report */
 	int sort;
@@ -83,6 +85,8 @@ static int parse_report_options(struct report_options *o, int argc, char **argv,
 		       "also write a self-contained HTML page with a chart\n"
 		       "per line",
 		       .what = "a file name"),
+	    CLI_FLAG(0, "force", &o->force,
+		     "let --html replace an existing profile or samples file"),
 	    CLI_FLAG(0, "strict", &o->read.strict,
 		     "fail on the first malformed line instead of skipping it"),
 	    CLI_END(),
@@ -241,7 +245,7 @@ int cmd_causal_report(int argc, char **argv)
 	struct causal_profile prof;
 	struct causal_summary sum;
 	struct causal_amp_profiles ampp;
-	char **paths;
+	char **paths, err[8192];
 	int n, ret, first = 0, amp = 1;
 
 	ret = parse_report_options(&o, argc, argv, &first);
@@ -253,6 +257,11 @@ int cmd_causal_report(int argc, char **argv)
 	n = first < argc ? argc - first : 1;
 	o.report.files = paths;
 	o.report.n_files = (size_t)n;
+	if (report_output_check(o.html, (const char *const *)paths, (size_t)n, o.force,
+				cli_data_kind, err, sizeof(err))) {
+		fprintf(stderr, "lever causal report: %s\n", err);
+		return 1;
+	}
 	causal_profile_init(&prof);
 	ret = read_profiles(&prof, paths, n, &o.read);
 	if (ret)

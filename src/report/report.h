@@ -12,6 +12,25 @@
 #include <stddef.h>
 #include <stdio.h>
 
+/* ------------------------------------------------------------ output files */
+
+/*
+ * What an existing file holds, judged from `head` (its first whole lines, at
+ * most 4 KiB, NUL-terminated), if it is data a run produced rather than a
+ * report: a phrase for the message ("a causal profile"), or NULL.
+ */
+typedef const char *(*report_data_kind_fn)(const char *head);
+
+/*
+ * Whether a command may write the report file `out` (--html, --export-*):
+ * never over one of its inputs (same device and inode), and over an existing
+ * file that `recognise` calls data only with force (recognise may be NULL).
+ * 0 if it may; -1 with the reason in err ("FILE ...: refusing ..."). "-" and
+ * new files are always fine.
+ */
+int report_output_check(const char *out, const char *const *inputs, size_t n_inputs, bool force,
+			report_data_kind_fn recognise, char *err, size_t size);
+
 /* ------------------------------------------------------------ numbers */
 
 /*

@@ -450,6 +450,12 @@ static void fork_child(void)
 typedef int (*main_fn)(int, char **, char **);
 static main_fn real_main;
 
+/* A profile that could not be written fails a run that succeeded (doc/causal.md). */
+static int exit_status(int status)
+{
+	return status == 0 && output_failed() ? OUTPUT_EXIT_FAILED : status;
+}
+
 static int wrapped_main(int argc, char **argv, char **envp)
 {
 	int r = real_main(argc, argv, envp);
@@ -457,7 +463,7 @@ static int wrapped_main(int argc, char **argv, char **envp)
 	if (atomic_load(&rt.enabled) && getpid() == rt.pid)
 		progress_visit_end_to_end();
 	runtime_shutdown();
-	return r;
+	return exit_status(r);
 }
 
 LEVER_EXPORT int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void),
@@ -475,7 +481,7 @@ LEVER_EXPORT void exit(int status)
 	void (*real)(int) = real_symbol("exit", NULL);
 
 	runtime_shutdown();
-	real(status);
+	real(exit_status(status));
 	__builtin_unreachable();
 }
 
@@ -484,7 +490,7 @@ LEVER_EXPORT void _exit(int status)
 	void (*real)(int) = real_symbol("_exit", NULL);
 
 	runtime_shutdown();
-	real(status);
+	real(exit_status(status));
 	__builtin_unreachable();
 }
 
@@ -493,6 +499,6 @@ LEVER_EXPORT void _Exit(int status)
 	void (*real)(int) = real_symbol("_Exit", NULL);
 
 	runtime_shutdown();
-	real(status);
+	real(exit_status(status));
 	__builtin_unreachable();
 }

@@ -18,7 +18,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "causal/runtime/fd_guard.h"
 #include "causal/runtime/linemap.h"
+#include "causal/runtime/output.h"
 #include "causal/runtime/progress.h"
 #include "causal/runtime/runtime.h"
 #include "causal/runtime/settings.h"
@@ -304,8 +306,10 @@ void progress_thread_start(struct thread_state *t)
 		if (p->kind != PROGRESS_BREAKPOINT || p->slot < 0)
 			continue;
 		t->bp_fd[p->slot] = open_uprobe(p->object, p->offset);
-		if (t->bp_fd[p->slot] >= 0)
+		if (t->bp_fd[p->slot] >= 0) {
+			fd_guard_protect(&t->bp_fd[p->slot]);
 			ioctl(t->bp_fd[p->slot], PERF_EVENT_IOC_ENABLE, 0);
+		}
 	}
 }
 
@@ -479,14 +483,12 @@ void progress_write_records(const struct progress_snapshot *a, const struct prog
 			uint64_t departures = b->end_value[i] - before(a, i, true);
 			int64_t difference = (int64_t)(b->value[i] - b->end_value[i]);
 
-			fmt_buffer(line, sizeof(line),
-				   "latency-point\tname=%s\tarrivals=%llu\tdepartures=%"
-				   "llu\tdifference=%lld\n",
-				   p->name, (unsigned long long)arrivals,
-				   (unsigned long long)departures, (long long)difference);
+			fmt_buffer(line, sizeof(line), OUTPUT_FORMAT_LATENCY, p->name,
+				   (unsigned long long)arrivals, (unsigned long long)departures,
+				   (long long)difference);
 		} else {
-			fmt_buffer(line, sizeof(line), "throughput-point\tname=%s\tdelta=%llu\n",
-				   p->name, (unsigned long long)delta);
+			fmt_buffer(line, sizeof(line), OUTPUT_FORMAT_THROUGHPUT, p->name,
+				   (unsigned long long)delta);
 		}
 		emit(line, ctx);
 	}
