@@ -34,6 +34,7 @@ struct bench_cli {
 	struct measure_options run;
 	const char *export_json, *export_csv, *export_markdown, *html;
 	double alpha;
+	bool force;
 };
 
 /* Returns 0 with *first the COMMAND, CLI_HELP after --help, or an exit status. */
@@ -54,6 +55,9 @@ static int parse_args(struct bench_cli *o, int argc, char **argv, int *first)
 	    CLI_CALLBACK(0, "alpha", "A", run_option_alpha,
 			 "significance level of the normality test (0.05)", .value = &o->alpha,
 			 .what = "a level 0 < A < 1"),
+	    CLI_FLAG(0, "force", &o->force,
+		     "let an export or --html replace an existing profile or\n"
+		     "samples file"),
 	    CLI_END(),
 	};
 	const struct cli_command cmd = {
@@ -121,23 +125,6 @@ static int command_from_args(struct measure_command *c, int argc, char **argv)
 /* For the usage errors found after parsing: the common path. */
 static const struct cli_command bench_command = {.name = "lever bench"};
 
-/* Every output file, before the runs: 0, or 1 after saying which cannot be written. */
-static int check_outputs(const struct bench_cli *o)
-{
-	const char *paths[] = {o->export_json, o->export_csv, o->export_markdown, o->html};
-
-	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
-		int err = paths[i] ? measure_check_output(paths[i]) : 0;
-
-		if (err) {
-			fprintf(stderr, "lever bench: cannot write %s: %s\n", paths[i],
-				strerror(-err));
-			return 1;
-		}
-	}
-	return 0;
-}
-
 /* Statistics and outputs of the runs in res; 0 or 1. */
 static int report(const struct bench_cli *o, const struct measure_result *res)
 {
@@ -175,8 +162,11 @@ int cmd_bench(int argc, char **argv)
 				       "the command is empty or has unbalanced quotes");
 	}
 	rc = measure_options_check(&o.run, "lever bench");
-	if (!rc)
-		rc = check_outputs(&o);
+	if (!rc) {
+		const char *outs[] = {o.export_json, o.export_csv, o.export_markdown, o.html};
+
+		rc = check_report_outputs("lever bench", outs, 4, NULL, 0, o.force);
+	}
 	if (!rc)
 		rc = measure_randomization_check(&o.run, &cmd, 1, "lever bench");
 	if (!rc)

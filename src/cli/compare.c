@@ -42,7 +42,7 @@ struct compare_cli {
 	struct measure_compare_options cmp;
 	struct measure_options run;
 	const char *suite, *configs, *html, *markdown;
-	bool samples, drop_max, json;
+	bool samples, drop_max, json, force;
 	int test, unit;
 	uint64_t resamples;
 };
@@ -76,6 +76,9 @@ static int parse_args(struct compare_cli *o, int argc, char **argv, int *first)
 		       "also write the table as Markdown ('-': standard\n"
 		       "output, instead of the text); for a suite, with\n"
 		       "mean(B)/mean(A), sd(B)/sd(A) and p < alpha in bold"),
+	    CLI_FLAG(0, "force", &o->force,
+		     "let --html or --export-markdown replace an existing\n"
+		     "profile or samples file"),
 	    RUN_OPTIONS(&o->run),
 	    CLI_END(),
 	};
@@ -142,24 +145,14 @@ static int output_comparison(const struct compare_cli *o, const struct stats_com
 
 /* ------------------------------------------------------------ modes */
 
-/* The output files, before anything is read or run: 0, or 1 after saying which cannot be written.
- */
-static int check_outputs(const struct compare_cli *o)
+/* The output files, before anything is read or run: 0, or 1 after saying why not. */
+static int check_outputs(const struct compare_cli *o, char **inputs, int n_inputs)
 {
-	const char *paths[] = {o->html, o->markdown};
+	const char *outs[] = {o->html, o->markdown};
 
-	for (size_t i = 0; i < 2; i++) {
-		int err = paths[i] ? measure_check_output(paths[i]) : 0;
-
-		if (err) {
-			fprintf(stderr, "lever compare: cannot write %s: %s\n", paths[i],
-				strerror(-err));
-			return 1;
-		}
-	}
-	return 0;
+	return check_report_outputs("lever compare", outs, 2, (const char *const *)inputs,
+				    (size_t)n_inputs, o->force);
 }
-
 static int compare_files(struct compare_cli *o, char **paths)
 {
 	struct stats_samples s[2] = {{0}, {0}};
@@ -222,7 +215,7 @@ static int compare_commands(struct compare_cli *o, char **texts)
 		measure_command_free(&cmd[1]);
 		return EXIT_USAGE;
 	}
-	rc = check_outputs(o);
+	rc = check_outputs(o, NULL, 0);
 	if (!rc)
 		rc = measure_randomization_check(&o->run, cmd, 2, "lever compare");
 	if (!rc)
@@ -277,12 +270,16 @@ static int compare_main(int argc, char **argv)
 		if (nargs)
 			return cli_usage_error(
 			    &compare_command, "unexpected argument '%s' with --suite", argv[first]);
+		if (check_outputs(&o, (char **)&o.suite, 1))
+			return 1;
 		return measure_suite_compare(o.suite, o.configs, &want, &o.cmp);
 	}
 	if (o.samples) {
 		if (nargs != 2)
 			return cli_usage_error(&compare_command, "%s",
 					       "--samples needs two files: A.txt B.txt");
+		if (check_outputs(&o, argv + first, 2))
+			return 1;
 		return compare_files(&o, argv + first);
 	}
 	if (nargs != 2)

@@ -3,8 +3,12 @@
 #include <assert.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
+#include "cli/commands.h"
 #include "cli/run_options.h"
+#include "report/report.h"
 
 /* CLI_UINT writes a uint64_t; the run counts are size_t. */
 static_assert(sizeof(size_t) == sizeof(uint64_t), "run counts are read as uint64_t");
@@ -47,4 +51,28 @@ struct measure_value_format run_unit_format(int unit)
 
 	measure_parse_unit(run_unit_names[unit], &vf);
 	return vf;
+}
+
+int check_report_outputs(const char *who, const char *const *outs, size_t n_outs,
+			 const char *const *inputs, size_t n_inputs, bool force)
+{
+	char why[512];
+
+	for (size_t i = 0; i < n_outs; i++) {
+		int err;
+
+		if (!outs[i])
+			continue;
+		if (report_output_check(outs[i], inputs, n_inputs, force, cli_data_kind, why,
+					sizeof(why))) {
+			fprintf(stderr, "%s: %s\n", who, why);
+			return 1;
+		}
+		err = measure_check_output(outs[i]);
+		if (err) {
+			fprintf(stderr, "%s: cannot write %s: %s\n", who, outs[i], strerror(-err));
+			return 1;
+		}
+	}
+	return 0;
 }

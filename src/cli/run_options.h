@@ -9,6 +9,8 @@
 #ifndef LEVER_CLI_RUN_OPTIONS_H
 #define LEVER_CLI_RUN_OPTIONS_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/base.h"
@@ -20,6 +22,15 @@ int run_option_runs(const struct cli_option *opt, const char *arg, void *ctx);
 int run_option_min_time(const struct cli_option *opt, const char *arg, void *ctx);
 int run_option_randomize(const struct cli_option *opt, const char *arg, void *ctx);
 int run_option_rerandomize(const struct cli_option *opt, const char *arg, void *ctx);
+/*
+ * The report files of bench, compare and stats (outs, NULL entries skipped),
+ * before anything is read or run: never one of the inputs, never an existing
+ * profile or samples file unless force (issue 14 point 9), and writable. 0,
+ * or 1 after saying which one and why (prefixed with who).
+ */
+int check_report_outputs(const char *who, const char *const *outs, size_t n_outs,
+			 const char *const *inputs, size_t n_inputs, bool force);
+
 /* --alpha A, 0 < A < 1: opt->value is the double. */
 int run_option_alpha(const struct cli_option *opt, const char *arg, void *ctx);
 /* --unit: the choices of CLI_ENUM, and the chosen one as a value format. */

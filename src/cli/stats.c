@@ -27,7 +27,7 @@ static const char stats_description[] =
 struct stats_cli {
 	struct measure_value_format format;
 	double alpha;
-	bool drop_max, json;
+	bool drop_max, json, force;
 	const char *html;
 	int unit;
 };
@@ -48,6 +48,8 @@ static int parse_args(struct stats_cli *o, int argc, char **argv, int *first)
 	    CLI_STRING(0, "html", &o->html, "FILE",
 		       "also write a self-contained HTML report with\n"
 		       "distributions and Q-Q plots"),
+	    CLI_FLAG(0, "force", &o->force,
+		     "let --html replace an existing profile or samples file"),
 	    CLI_END(),
 	};
 	const struct cli_command cmd = {
@@ -122,6 +124,9 @@ static int stats_main(int argc, char **argv)
 	if (rc)
 		return rc == CLI_HELP ? 0 : rc;
 	k = (size_t)(argc - first);
+	if (check_report_outputs("lever stats", &o.html, 1, (const char *const *)(argv + first), k,
+				 o.force))
+		return 1;
 	files = calloc(k, sizeof(*files));
 	if (!files)
 		return 1;

@@ -97,6 +97,22 @@ expect 1 "cannot write $tmp/no/x.html" \
 	"$lever" compare -n 2 --no-progress --html "$tmp/no/x.html" -- ./prog ./prog
 check "nor for compare's" test ! -e count
 
+# issue 14 point 9: no report over an input, nor over a samples file unless --force
+printf '%s\n' 1 2 3 >in.txt
+cp in.txt other.txt
+expect 1 "in\.txt is also an input" "$lever" stats --html in.txt in.txt
+expect 1 "other\.txt exists and holds samples: refusing to overwrite it \(--force" \
+	"$lever" stats --html other.txt in.txt
+check "the samples file is intact" cmp -s in.txt other.txt
+expect 1 "in\.txt is also an input" "$lever" compare --samples --export-markdown in.txt in.txt other.txt
+expect 1 "other\.txt exists and holds samples" "$lever" compare --samples --html other.txt in.txt in.txt
+rm -f count
+expect 1 "other\.txt exists and holds samples" "$lever" bench -n 2 --export-json other.txt -- ./prog
+check "no run was made for a refused export" test ! -e count
+check "the samples file is still intact" cmp -s in.txt other.txt
+expect 0 "" "$lever" stats --force --html other.txt in.txt
+check "--force replaces it" grep -q '<html' other.txt
+
 # write errors on standard output
 printf '%s\n' 1 2 3 >s.txt
 for cmd in "bench -n 2 --no-progress -- true" "stats s.txt" "compare --samples s.txt s.txt"; do

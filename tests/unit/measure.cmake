@@ -4,7 +4,8 @@
 lever_unit_test(test_measure_options
   SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_measure_options.c
           ${CMAKE_SOURCE_DIR}/src/cli/run_options.c ${CMAKE_SOURCE_DIR}/src/cli/options.c
-  LIBS lever_measure lever_base)
+          ${CMAKE_SOURCE_DIR}/src/cli/data_files.c
+  LIBS lever_measure lever_causal lever_base)
 lever_unit_test(test_measure_suite
   SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_measure_suite.c
   LIBS lever_measure lever_base)
