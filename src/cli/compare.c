@@ -10,20 +10,17 @@
  * multiple-testing caveat.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/bench_common.h"
+#include "measure/measure.h"
 #include "cli/commands.h"
+#include "cli/options.h"
+#include "cli/run_options.h"
 
-static const char compare_usage[] =
-    "usage: lever compare [OPTIONS] -- 'CMD_A' 'CMD_B'\n"
-    "       lever compare [OPTIONS] --samples A.txt B.txt\n"
-    "       lever compare [OPTIONS] --suite FILE\n"
-    "\n"
+static const char compare_description[] =
     "Compare the running time of A (the baseline) and B. With two commands, runs\n"
     "them interleaved (A B A B ...) so that drift affects both, each run with a\n"
     "random-size environment; with --samples, reads timings from files (one number\n"
@@ -37,307 +34,136 @@ static const char compare_usage[] =
     "(CSV with columns benchmark, time, config; see doc/formats/samples.md): each\n"
     "benchmark is compared as above, then a one-way within-subjects ANOVA across\n"
     "the suite tests the configuration's effect, and the expected number of false\n"
-    "positives among the per-benchmark tests is printed.\n"
-    "\n"
-    "Analysis:\n"
-    "      --samples           the two arguments are sample files\n"
-    "      --suite FILE        compare the configurations of a suite file\n"
-    "      --configs A,B       the suite's baseline and new configuration (default:\n"
-    "                          the two in the file, in order of appearance)\n"
-    "      --drop-max          drop the largest run of each sample or suite cell first\n"
-    "                          (the cleaning the Stabilizer authors applied; off by\n"
-    "                          default)\n"
-    "      --alpha A           significance level (default 0.05)\n"
-    "      --test T            auto (default), welch, student or mann-whitney\n"
-    "      --bootstrap N       bootstrap resamples (default 10000)\n"
-    "  -u, --unit UNIT         unit of sample and suite values: s (default), ms, us, ns,\n"
-    "                          none\n"
-    "      --json              write JSON to standard output instead of text\n"
-    "      --html FILE         also write a self-contained HTML report\n"
-    "      --export-markdown FILE  also write the table as Markdown ('-': standard\n"
-    "                          output, instead of the text); for a suite, with\n"
-    "                          mean(B)/mean(A), sd(B)/sd(A) and p < alpha in bold\n"
-    "\n" BENCH_OPTIONS_HELP "  -h, --help              show this help\n"
-    "\n"
-    "With two commands the defaults are 30 runs of each and at least 3 s.\n"
-    "A command without shell syntax is split into words and run directly;\n"
-    "otherwise it runs under /bin/sh -c.\n"
-    "Exit status: 0 when the comparison was made (whatever its verdict); 1 on an\n"
-    "error (unreadable file, failing command); 2 for a usage error.\n"
-    "See doc/compare.md.\n";
+    "positives among the per-benchmark tests is printed.\n";
 
-enum compare_mode { MODE_COMMANDS, MODE_SAMPLES, MODE_SUITE };
+static const char *const test_names[] = {"auto", "welch", "student", "mann-whitney", NULL};
 
 struct compare_cli {
-	enum compare_mode mode;
-	struct compare_options cmp;
-	struct bench_options run;
+	struct measure_compare_options cmp;
+	struct measure_options run;
 	const char *suite, *configs, *html, *markdown;
-	bool drop_max, json;
-	bool seed_given;
+	bool samples, drop_max, json, force;
+	int test, unit;
+	uint64_t resamples;
 };
 
-enum {
-	OPT_SAMPLES = 0x200,
-	OPT_SUITE,
-	OPT_CONFIGS,
-	OPT_DROP_MAX,
-	OPT_ALPHA,
-	OPT_TEST,
-	OPT_BOOTSTRAP,
-	OPT_JSON,
-	OPT_HTML,
-	OPT_MARKDOWN,
-};
-
-static const struct option own_options[] = {
-    {"samples", no_argument, NULL, OPT_SAMPLES},
-    {"suite", required_argument, NULL, OPT_SUITE},
-    {"configs", required_argument, NULL, OPT_CONFIGS},
-    {"drop-max", no_argument, NULL, OPT_DROP_MAX},
-    {"alpha", required_argument, NULL, OPT_ALPHA},
-    {"test", required_argument, NULL, OPT_TEST},
-    {"bootstrap", required_argument, NULL, OPT_BOOTSTRAP},
-    {"unit", required_argument, NULL, 'u'},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"html", required_argument, NULL, OPT_HTML},
-    {"export-markdown", required_argument, NULL, OPT_MARKDOWN},
-    {"help", no_argument, NULL, 'h'},
-};
-
-static int compare_usage_error(const char *fmt, const char *arg)
+/* Returns 0 with *first the first operand, CLI_HELP after --help, or an exit status. */
+static int parse_args(struct compare_cli *o, int argc, char **argv, int *first)
 {
-	fprintf(stderr, "lever compare: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nRun 'lever compare --help' for usage.\n");
-	return EXIT_USAGE;
-}
+	const struct cli_option table[] = {
+	    CLI_GROUP("Analysis"),
+	    CLI_FLAG(0, "samples", &o->samples, "the two arguments are sample files"),
+	    CLI_STRING(0, "suite", &o->suite, "FILE", "compare the configurations of a suite file"),
+	    CLI_STRING(0, "configs", &o->configs, "A,B",
+		       "the suite's baseline and new configuration (default:\n"
+		       "the two in the file, in order of appearance)"),
+	    CLI_FLAG(0, "drop-max", &o->drop_max,
+		     "drop the largest run of each sample or suite cell first\n"
+		     "(the cleaning the Stabilizer authors applied; off by\n"
+		     "default)"),
+	    CLI_CALLBACK(0, "alpha", "A", run_option_alpha, "significance level (default 0.05)",
+			 .value = &o->cmp.stats.alpha, .what = "a level 0 < A < 1"),
+	    CLI_ENUM(0, "test", &o->test, "T", test_names,
+		     "auto (default), welch, student or mann-whitney"),
+	    CLI_UINT(0, "bootstrap", &o->resamples, "N", 100, 10000000,
+		     "bootstrap resamples (default 10000)", .what = "100..10000000"),
+	    CLI_ENUM('u', "unit", &o->unit, "UNIT", run_unit_names,
+		     "unit of sample and suite values: s (default), ms, us, ns,\n"
+		     "none"),
+	    CLI_FLAG(0, "json", &o->json, "write JSON to standard output instead of text"),
+	    CLI_STRING(0, "html", &o->html, "FILE", "also write a self-contained HTML report"),
+	    CLI_STRING(0, "export-markdown", &o->markdown, "FILE",
+		       "also write the table as Markdown ('-': standard\n"
+		       "output, instead of the text); for a suite, with\n"
+		       "mean(B)/mean(A), sd(B)/sd(A) and p < alpha in bold"),
+	    CLI_FLAG(0, "force", &o->force,
+		     "let --html or --export-markdown replace an existing\n"
+		     "profile or samples file"),
+	    RUN_OPTIONS(&o->run),
+	    CLI_END(),
+	};
+	const struct cli_command cmd = {
+	    .name = "lever compare",
+	    .usage = "usage: lever compare [OPTIONS] -- 'CMD_A' 'CMD_B'\n"
+		     "       lever compare [OPTIONS] --samples A.txt B.txt\n"
+		     "       lever compare [OPTIONS] --suite FILE",
+	    .description = compare_description,
+	    .options = table,
+	    .epilogue =
+		"With two commands the defaults are 30 runs of each and at least 3 s.\n"
+		"A command without shell syntax is split into words and run directly;\n"
+		"otherwise it runs under /bin/sh -c.\n"
+		"Ctrl-C stops the run going on and still compares the runs done.\n"
+		"Exit status: 0 when the comparison was made (whatever its verdict); 1 on an\n"
+		"error (unreadable file, failing command, timeout, unwritable output); 128 + N\n"
+		"after signal N (SIGINT: 130); 2 for a usage error.\n"
+		"See doc/compare.md.\n",
+	};
+	int rc = cli_parse(&cmd, argc, argv, NULL, first);
 
-static int parse_test(const char *text, enum compare_test *t)
-{
-	static const struct {
-		const char *name;
-		enum compare_test t;
-	} tests[] = {{"auto", TEST_AUTO},
-		     {"welch", TEST_WELCH},
-		     {"student", TEST_STUDENT},
-		     {"mann-whitney", TEST_MANN_WHITNEY}};
-
-	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
-		if (strcmp(text, tests[i].name) == 0) {
-			*t = tests[i].t;
-			return 0;
-		}
-	return -1;
-}
-
-static int own_option(struct compare_cli *o, int c, const char *arg)
-{
-	char *end;
-
-	switch (c) {
-	case OPT_SAMPLES:
-		o->mode = MODE_SAMPLES;
-		return 1;
-	case OPT_SUITE:
-		o->mode = MODE_SUITE;
-		o->suite = arg;
-		return 1;
-	case OPT_CONFIGS:
-		o->configs = arg;
-		return 1;
-	case OPT_DROP_MAX:
-		o->drop_max = true;
-		return 1;
-	case OPT_ALPHA:
-		return parse_alpha(arg, &o->cmp.alpha)
-			   ? compare_usage_error("--alpha '%s': need 0 < A < 1", arg)
-			   : 1;
-	case OPT_TEST:
-		return parse_test(arg, &o->cmp.test)
-			   ? compare_usage_error(
-				 "--test '%s': auto, welch, student or mann-whitney", arg)
-			   : 1;
-	case OPT_BOOTSTRAP:
-		errno = 0;
-		o->cmp.resamples = strtoul(arg, &end, 10);
-		if (errno || *end || o->cmp.resamples < 100 || o->cmp.resamples > 10000000)
-			return compare_usage_error("--bootstrap '%s': need 100..10000000", arg);
-		return 1;
-	case 'u':
-		return parse_value_unit(arg, &o->cmp.format)
-			   ? compare_usage_error("unknown unit '%s' (s, ms, us, ns, none)", arg)
-			   : 1;
-	case OPT_JSON:
-		o->json = true;
-		return 1;
-	case OPT_HTML:
-		o->html = arg;
-		return 1;
-	case OPT_MARKDOWN:
-		o->markdown = arg;
-		return 1;
-	}
+	if (rc)
+		return rc;
+	o->cmp.stats.test = (enum stats_compare_test)o->test;
+	o->cmp.stats.resamples = o->resamples;
+	o->cmp.format = run_unit_format(o->unit);
 	return 0;
 }
 
-/* Parse options; returns -1 to go on, else an exit status. */
-static int parse_args(struct compare_cli *o, int argc, char **argv)
-{
-	struct option *options =
-	    bench_options_merge(own_options, sizeof(own_options) / sizeof(own_options[0]));
-	int c, rc = -1, index = -1;
-
-	if (!options)
-		return 1;
-	optind = 1;
-	while (rc < 0 &&
-	       (c = getopt_long(argc, argv, ":w:m:M:n:p:c:iu:h", options, &index)) != -1) {
-		int r;
-
-		if (c == 'h') {
-			fputs(compare_usage, stdout);
-			rc = 0;
-		} else if (c == ':') {
-			rc = compare_usage_error("option '%s' needs a value", argv[optind - 1]);
-		} else if (c == '?') {
-			rc = compare_usage_error("unknown option '%s'", argv[optind - 1]);
-		} else if ((r = own_option(o, c, optarg)) != 0) {
-			index = -1;
-			rc = r == 1 ? -1 : r;
-		} else {
-			if (index >= 0 && strcmp(options[index].name, "seed") == 0)
-				o->seed_given = true;
-			r = bench_options_parse(&o->run, "lever compare", c, optarg);
-			rc = r == 1 ? -1
-				    : (r ? r
-					 : compare_usage_error("unknown option '%s'",
-							       argv[optind - 1]));
-			index = -1;
-		}
-	}
-	free(options);
-	return rc;
-}
+/* For the usage errors found after parsing (combinations, operands): the common path. */
+static const struct cli_command compare_command = {.name = "lever compare"};
 
 /* ------------------------------------------------------------ output */
 
-static void html_body(FILE *f, const void *arg)
+static int output_comparison(const struct compare_cli *o, const struct stats_comparison *c,
+			     const char *title, const struct measure_result *res)
 {
-	comparison_print_html(arg, f);
-}
-
-/* With commands: how their runs were randomized (res: both commands' results). */
-struct compare_output {
-	const struct comparison *c;
-	const struct bench_options *run;
-	const struct bench_result *res; /* NULL for samples */
-};
-
-static void html_body_commands(FILE *f, const void *arg)
-{
-	const struct compare_output *out = arg;
-
-	comparison_print_html(out->c, f);
-	bench_layout_html(out->run, out->res, 2, f);
-}
-
-static void print_layout_text(const struct compare_cli *o, const struct bench_result *res)
-{
-	char line[512];
-
-	printf("\nLayout:\n");
-	for (int i = 0; i < 2; i++) {
-		printf("  %s: %s\n", i ? "B" : "A",
-		       bench_layout_text(&o->run, &res[i], line, sizeof(line)));
-		if (res[i].command->program)
-			printf("     program %s\n", res[i].command->program);
-	}
-}
-
-/* Both samples as a Markdown table, then the test and the verdict. */
-static int write_markdown(const struct compare_cli *o, const struct comparison *c)
-{
-	struct sample_description d[2] = {c->a, c->b};
-	struct report_table *t = sample_table(d, 2, &o->cmp.format, o->cmp.alpha);
-	FILE *f = strcmp(o->markdown, "-") ? fopen(o->markdown, "w") : stdout;
-	char p1[32], p2[32];
-	int err;
-
-	if (!f || !t) {
-		err = f ? -ENOMEM : -errno;
-		report_table_free(t);
-		return err;
-	}
-	report_table_print_markdown(t, f);
-	report_table_free(t);
-	fprintf(f, "\n%s: p = %s. Brown-Forsythe (equal variances): p = %s.\n\n%s\n",
-		compare_test_name(c->test), report_format_p(c->result.p, p1, sizeof(p1)),
-		report_format_p(c->variance.p, p2, sizeof(p2)), c->verdict);
-	err = ferror(f) ? -EIO : 0;
-	if (f != stdout && fclose(f))
-		err = -errno;
-	return err;
-}
-
-static int output_comparison(const struct compare_cli *o, struct comparison *c, const char *title,
-			     const struct bench_result *res)
-{
-	struct compare_output out = {c, &o->run, res};
-	int err;
+	struct measure_comparison_report r = {c, &o->cmp.format, title, &o->run, res};
+	int err = 0;
 
 	if (o->markdown) {
-		err = write_markdown(o, c);
+		FILE *f = strcmp(o->markdown, "-") ? fopen(o->markdown, "w") : stdout;
+
+		err = f ? measure_comparison_report_markdown(&r, f) : -errno;
+		if (f && f != stdout && fclose(f) && !err)
+			err = -errno;
 		if (err) {
 			fprintf(stderr, "lever compare: cannot write %s: %s\n", o->markdown,
 				strerror(-err));
 			return 1;
 		}
 	}
-	if (o->json) {
-		struct report_json j;
-
-		report_json_init(&j, stdout);
-		report_json_object_begin(&j);
-		comparison_print_json_fields(c, &j);
-		if (res) {
-			report_json_key(&j, "layout");
-			bench_layout_json(&o->run, res, 2, &j);
-		}
-		report_json_object_end(&j);
-		report_json_finish(&j);
-	} else if (!o->markdown || strcmp(o->markdown, "-")) {
-		printf("%s\n\n", title);
-		comparison_print_text(c, stdout);
-		if (res)
-			print_layout_text(o, res);
-	}
-	if (o->html) {
-		struct report_series s[2] = {{c->a.name, c->a.x, c->a.n},
-					     {c->b.name, c->b.x, c->b.n}};
-		err = res ? write_html_report(o->html, title, s, 2, &o->cmp.format,
-					      html_body_commands, &out)
-			  : write_html_report(o->html, title, s, 2, &o->cmp.format, html_body, c);
-		if (err) {
-			fprintf(stderr, "lever compare: cannot write %s: %s\n", o->html,
-				strerror(-err));
-			return 1;
-		}
+	if (o->json)
+		measure_comparison_report_json(&r, stdout);
+	else if (!o->markdown || strcmp(o->markdown, "-"))
+		measure_comparison_report_text(&r, stdout);
+	if (o->html && (err = measure_comparison_report_html(&r, o->html))) {
+		fprintf(stderr, "lever compare: cannot write %s: %s\n", o->html, strerror(-err));
+		return 1;
 	}
 	return 0;
 }
 
 /* ------------------------------------------------------------ modes */
 
+/* The output files, before anything is read or run: 0, or 1 after saying why not. */
+static int check_outputs(const struct compare_cli *o, char **inputs, int n_inputs)
+{
+	const char *outs[] = {o->html, o->markdown};
+
+	return check_report_outputs("lever compare", outs, 2, (const char *const *)inputs,
+				    (size_t)n_inputs, o->force);
+}
 static int compare_files(struct compare_cli *o, char **paths)
 {
 	struct stats_samples s[2] = {{0}, {0}};
-	struct comparison c;
+	struct stats_comparison c;
 	char err[512];
 	int rc = 1;
 
 	for (int i = 0; i < 2; i++) {
-		if (stats_samples_read_file(paths[i], &s[i], err, sizeof(err))) {
+		if (stats_samples_read_file(paths[i], &s[i], err, sizeof(err)) ||
+		    measure_check_times(paths[i], s[i].values, s[i].n, &o->cmp.format, err,
+					sizeof(err))) {
 			fprintf(stderr, "lever compare: %s\n", err);
 			goto out;
 		}
@@ -349,7 +175,8 @@ static int compare_files(struct compare_cli *o, char **paths)
 			goto out;
 		}
 	}
-	compare_samples(&c, &o->cmp, paths[0], s[0].values, s[0].n, paths[1], s[1].values, s[1].n);
+	stats_compare_samples(&c, &o->cmp.stats, paths[0], s[0].values, s[0].n, paths[1],
+			      s[1].values, s[1].n);
 	rc = output_comparison(o, &c, "lever compare: samples", NULL);
 out:
 	stats_samples_free(&s[0]);
@@ -357,83 +184,114 @@ out:
 	return rc;
 }
 
+/* The comparison of the runs in res; 0 or 1. */
+static int compare_runs(struct compare_cli *o, const struct measure_result *res)
+{
+	struct stats_comparison c;
+
+	if (res[0].n < 2 || res[1].n < 2) {
+		fprintf(stderr, "lever compare: %zu and %zu runs; need at least 2 of each\n",
+			res[0].n, res[1].n);
+		return 1;
+	}
+	stats_compare_samples(&c, &o->cmp.stats, res[0].command->display, res[0].wall, res[0].n,
+			      res[1].command->display, res[1].wall, res[1].n);
+	return output_comparison(o, &c, "lever compare: commands (interleaved runs)", res);
+}
+
 static int compare_commands(struct compare_cli *o, char **texts)
 {
-	struct bench_command cmd[2];
-	struct bench_result res[2];
-	struct bench_session session;
-	struct comparison c;
-	int rc = 1;
+	struct measure_command cmd[2];
+	struct measure_result res[2];
+	struct measure_session session;
+	int rc = 1, ending;
 
 	memset(res, 0, sizeof(res));
 	memset(cmd, 0, sizeof(cmd));
-	if (bench_command_from_string(&cmd[0], texts[0]) ||
-	    bench_command_from_string(&cmd[1], texts[1])) {
+	if (measure_command_from_string(&cmd[0], texts[0]) ||
+	    measure_command_from_string(&cmd[1], texts[1])) {
 		fprintf(stderr, "lever compare: a command is empty or has unbalanced quotes\n");
-		bench_command_free(&cmd[0]);
-		bench_command_free(&cmd[1]);
+		measure_command_free(&cmd[0]);
+		measure_command_free(&cmd[1]);
 		return EXIT_USAGE;
 	}
-	rc = bench_check_programs(&o->run, cmd, 2, "lever compare");
+	rc = check_outputs(o, NULL, 0);
 	if (!rc)
-		rc = bench_session_init(&session, &o->run, "lever compare");
+		rc = measure_randomization_check(&o->run, cmd, 2, "lever compare");
 	if (!rc)
-		rc = bench_measure(&session, cmd, 2, res);
+		rc = measure_session_init(&session, &o->run, "lever compare");
 	if (!rc) {
-		compare_samples(&c, &o->cmp, cmd[0].display, res[0].wall, res[0].n, cmd[1].display,
-				res[1].wall, res[1].n);
-		rc = output_comparison(o, &c, "lever compare: commands (interleaved runs)", res);
+		rc = measure_commands(&session, cmd, 2, res);
+		if (!rc)
+			rc = compare_runs(o, res);
+		else if (measure_session_ending(&session, &ending))
+			rc = compare_runs(o, res) ? 1 : ending;
 	}
 	for (int i = 0; i < 2; i++) {
-		bench_result_free(&res[i]);
-		bench_command_free(&cmd[i]);
+		measure_result_free(&res[i]);
+		measure_command_free(&cmd[i]);
 	}
 	return rc;
 }
 
-int cmd_compare(int argc, char **argv)
+static int compare_main(int argc, char **argv)
 {
 	struct compare_cli o;
-	int rc, nargs;
+	int rc, nargs, first;
 
 	memset(&o, 0, sizeof(o));
-	compare_options_init(&o.cmp);
-	bench_options_init(&o.run);
+	measure_compare_options_init(&o.cmp);
+	o.resamples = o.cmp.stats.resamples;
+	measure_options_init(&o.run);
 	o.run.min_runs = 30;
-	rc = parse_args(&o, argc, argv);
-	if (rc >= 0)
-		return rc;
-	rc = bench_options_check(&o.run, "lever compare");
+	rc = parse_args(&o, argc, argv, &first);
+	if (rc)
+		return rc == CLI_HELP ? 0 : rc;
+	rc = measure_options_check(&o.run, "lever compare");
 	if (rc)
 		return rc;
-	if (o.mode != MODE_COMMANDS && (bench_options_stabilizer(&o.run) || o.run.randomize_link))
-		return compare_usage_error("%s", "--randomize=heap/code/stack/link randomizes runs "
-						 "of commands; --samples and --suite run none");
+	if (o.samples && o.suite)
+		return cli_usage_error(&compare_command, "%s",
+				       "--samples and --suite exclude each other");
+	if ((o.samples || o.suite) && (measure_options_stabilizer(&o.run) || o.run.randomize_link))
+		return cli_usage_error(&compare_command, "%s",
+				       "--randomize=heap/code/stack/link randomizes runs "
+				       "of commands; --samples and --suite run none");
 	/* the analysis of files is reproducible unless --seed says otherwise */
-	o.cmp.seed = o.seed_given || o.mode == MODE_COMMANDS ? o.run.seed : 1;
-	nargs = argc - optind;
+	o.cmp.stats.seed = o.run.seed_given || !(o.samples || o.suite) ? o.run.seed : 1;
+	nargs = argc - first;
 	if (o.json && o.markdown && !strcmp(o.markdown, "-"))
-		return compare_usage_error("%s", "--json and --export-markdown - both want "
-						 "standard output");
-	switch (o.mode) {
-	case MODE_SUITE: {
-		struct suite_outputs want = {o.drop_max, o.json, o.html, o.markdown};
+		return cli_usage_error(&compare_command, "%s",
+				       "--json and --export-markdown - both want "
+				       "standard output");
+	if (o.suite) {
+		struct measure_suite_outputs want = {o.drop_max, o.json, o.html, o.markdown};
 
 		if (nargs)
-			return compare_usage_error("unexpected argument '%s' with --suite",
-						   argv[optind]);
-		return compare_suite(o.suite, o.configs, &want, &o.cmp);
+			return cli_usage_error(
+			    &compare_command, "unexpected argument '%s' with --suite", argv[first]);
+		if (check_outputs(&o, (char **)&o.suite, 1))
+			return 1;
+		return measure_suite_compare(o.suite, o.configs, &want, &o.cmp);
 	}
-	case MODE_SAMPLES:
+	if (o.samples) {
 		if (nargs != 2)
-			return compare_usage_error("%s", "--samples needs two files: A.txt B.txt");
-		return compare_files(&o, argv + optind);
-	default:
-		if (nargs != 2)
-			return compare_usage_error(
-			    "%s",
-			    "need two commands: lever compare -- 'CMD_A' 'CMD_B' (or --samples "
-			    "or --suite)");
-		return compare_commands(&o, argv + optind);
+			return cli_usage_error(&compare_command, "%s",
+					       "--samples needs two files: A.txt B.txt");
+		if (check_outputs(&o, argv + first, 2))
+			return 1;
+		return compare_files(&o, argv + first);
 	}
+	if (nargs != 2)
+		return cli_usage_error(&compare_command, "%s",
+				       "need two commands: lever compare -- 'CMD_A' 'CMD_B' (or "
+				       "--samples or --suite)");
+	return compare_commands(&o, argv + first);
+}
+
+int cmd_compare(int argc, char **argv)
+{
+	int rc = compare_main(argc, argv);
+
+	return measure_finish_stdout("lever compare") ? 1 : rc;
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "report/report.h"
+#include "stats/stats.h"
 
 const char *report_time_unit(double seconds, double *scale)
 {
@@ -31,6 +32,9 @@ char *report_format_time_in(double seconds, const char *unit, double scale, char
 
 	if (isnan(seconds))
 		snprintf(buf, size, "n/a");
+	else if (a >= 1e5 || (a > 0 && a < 1e-3))
+		/* beyond the units (hours of seconds, fractions of a ns): digits, not zeros */
+		snprintf(buf, size, "%.4g %s", v, unit);
 	else
 		snprintf(buf, size, "%.*f %s", a >= 100 ? 1 : (a >= 10 ? 2 : 3), v, unit);
 	return buf;
@@ -63,11 +67,5 @@ char *report_format_bytes(double bytes, char *buf, size_t size)
 
 char *report_format_p(double p, char *buf, size_t size)
 {
-	if (isnan(p))
-		snprintf(buf, size, "n/a");
-	else if (p < 1e-4)
-		snprintf(buf, size, "%.1e", p);
-	else
-		snprintf(buf, size, "%.3g", p);
-	return buf;
+	return stats_format_p(p, buf, size);
 }

@@ -54,9 +54,35 @@ double stats_variance(const double *x, size_t n)
 	return (ss - s * s / (double)n) / (double)(n - 1);
 }
 
+/*
+ * The largest |x - mean| as a power of two, to scale deviations by exactly:
+ * the squares of deviations of tiny (subnormal) or huge values underflow or
+ * overflow although their standard deviation is representable.
+ */
+static double deviation_scale(const double *x, size_t n, double mean)
+{
+	double m = 0.0;
+
+	for (size_t i = 0; i < n; i++)
+		m = fmax(m, fabs(x[i] - mean));
+	return m > 0.0 && isfinite(m) ? ldexp(1.0, ilogb(m)) : 1.0;
+}
+
 double stats_sd(const double *x, size_t n)
 {
-	return sqrt(stats_variance(x, n));
+	double mean, scale, ss = 0.0, s = 0.0;
+
+	if (n < 2)
+		return NAN;
+	mean = stats_mean(x, n);
+	scale = deviation_scale(x, n, mean);
+	for (size_t i = 0; i < n; i++) {
+		double d = (x[i] - mean) / scale;
+
+		ss += d * d;
+		s += d;
+	}
+	return scale * sqrt((ss - s * s / (double)n) / (double)(n - 1));
 }
 
 double stats_min(const double *x, size_t n)

@@ -125,8 +125,23 @@ int stats_shapiro_wilk(const double *x, size_t n, struct stats_test *out)
 		err = -EDOM;
 		goto out;
 	}
+	/*
+	 * W is scale-invariant: scale by a power of two (exactly) so that the
+	 * sums of squares of tiny or huge values neither underflow nor overflow.
+	 */
+	{
+		double scale = ldexp(1.0, ilogb(fmax(fabs(sorted[0]), fabs(sorted[n - 1]))));
+
+		for (size_t i = 0; i < n; i++)
+			sorted[i] /= scale;
+	}
 	sw_coefficients(n, a);
 	out->statistic = sw_statistic(sorted, n, a);
+	if (!isfinite(out->statistic)) {
+		out->statistic = NAN;
+		err = -EDOM;
+		goto out;
+	}
 	out->p = sw_p_value(out->statistic, n);
 out:
 	free(sorted);

@@ -182,6 +182,73 @@ int stats_bca_interval(double estimate, double *replicates, size_t n_replicates,
 /* Confidence interval of the mean from Student's t. */
 int stats_t_interval_mean(const double *x, size_t n, double level, struct stats_interval *out);
 
+/* ------------------------------------------------------------ two-sample decision */
+
+/* A p-value for people: "n/a", "3.2e-05" below 1e-4, else 3 significant digits. */
+char *stats_format_p(double p, char *buf, size_t size);
+
+/* One sample described for a comparison: x is borrowed, not copied. */
+struct stats_sample_description {
+	const char *name;
+	const double *x;
+	size_t n;
+	struct stats_summary summary;
+	struct stats_test normality;   /* Shapiro-Wilk */
+	int normality_err;	       /* 0, -EINVAL (n out of range), -EDOM (constant) */
+	struct stats_interval ci_mean; /* Student's t interval at the caller's level */
+	size_t outliers;	       /* modified Z-score > 10 (hyperfine's rule) */
+};
+/* 0, or -EINVAL for an empty sample. */
+int stats_describe_sample(struct stats_sample_description *d, const char *name, const double *x,
+			  size_t n, double level);
+/* "consistent with normal (Shapiro-Wilk W = 0.97, p = 0.41)" and the like. */
+char *stats_normality_text(const struct stats_sample_description *d, double alpha, char *buf,
+			   size_t size);
+
+enum stats_compare_test {
+	STATS_TEST_AUTO,
+	STATS_TEST_WELCH,
+	STATS_TEST_STUDENT,
+	STATS_TEST_MANN_WHITNEY
+};
+
+struct stats_compare_options {
+	double alpha, level;
+	enum stats_compare_test test; /* STATS_TEST_AUTO: chosen by normality */
+	size_t resamples;	      /* of the speedup's bootstrap (capped for huge samples) */
+	uint64_t seed;
+};
+/* alpha 0.05, level 0.95, automatic test, 10000 resamples, seed 0. */
+void stats_compare_options_init(struct stats_compare_options *o);
+
+/*
+ * A two-sample comparison of A (baseline) and B: the test chosen (and why,
+ * in words), its result, the speedup mean(A)/mean(B) with its BCa interval,
+ * Brown-Forsythe on the variances, and the verdict sentence.
+ */
+struct stats_comparison {
+	struct stats_sample_description a, b;
+	const struct stats_compare_options *opt;
+	enum stats_compare_test test; /* the one used */
+	char reason[384];
+	struct stats_test result;
+	int test_err; /* of the test: -EDOM no variation, -EINVAL too few values */
+	bool exact;   /* Mann-Whitney: exact distribution, not the normal approximation */
+	struct stats_interval speedup;	/* mean(a) / mean(b), BCa; NaN when undefined: */
+	const char *speedup_undefined;	/* why the estimate is NaN (values not positive) */
+	const char *interval_undefined; /* why low and high are NaN (a degenerate bootstrap) */
+	struct stats_test variance;	/* Brown-Forsythe: do the variances differ? */
+	bool significant;
+	char verdict[320];
+};
+/* 0, or -EINVAL when a side is empty. o must outlive c. */
+int stats_compare_samples(struct stats_comparison *c, const struct stats_compare_options *o,
+			  const char *name_a, const double *a, size_t na, const char *name_b,
+			  const double *b, size_t nb);
+/* "Welch's t-test"; stats_compare_test_id: "welch" (the --test and JSON name). */
+const char *stats_compare_test_name(enum stats_compare_test t);
+const char *stats_compare_test_id(enum stats_compare_test t);
+
 /* ------------------------------------------------------------ regression */
 
 /*

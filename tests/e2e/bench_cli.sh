@@ -25,13 +25,18 @@ for opt in --warmup --min-runs --max-runs --runs --min-time --prepare --cleanup 
 	--export-markdown --html --alpha; do
 	expect 0 "$opt" "$lever" bench --help
 done
-expect 2 'no command given' "$lever" bench
-expect 2 'no command given' "$lever" bench -n 3 --
+expect 2 'no program given: lever bench' "$lever" bench
+expect 2 'no program given: lever bench' "$lever" bench -n 3 --
 expect 2 "unknown option '--frob'" "$lever" bench --frob -- true
 expect 2 "needs a value" "$lever" bench -n
-expect 2 "--runs '1'" "$lever" bench -n 1 -- true
-expect 2 "--runs 'x'" "$lever" bench -n x -- true
-expect 2 "--min-time 'soon'" "$lever" bench --min-time soon -- true
+expect 2 "--runs: '1' is not a whole number of runs of at least 2" "$lever" bench -n 1 -- true
+expect 2 "--runs: 'x' is not a whole number" "$lever" bench -n x -- true
+# issue 14 point 12: no silent reading of 1e3, no run limits that contradict
+expect 2 "--runs: '1e3' is not a whole number of runs of at least 2, in digits" "$lever" bench -n 1e3 -- true
+expect 2 "--runs: '1e3' is not a whole number" "$lever" compare -n 1e3 -- true true
+expect 2 "--min-runs 5 is more than --max-runs 3" "$lever" bench -m 5 -M 3 -- true
+expect 2 "--min-runs 10 is more than --max-runs 4" "$lever" compare -n 10 -M 4 -- true true
+expect 2 "--min-time: 'soon' is not a duration" "$lever" bench --min-time soon -- true
 expect 2 "unbalanced quotes" "$lever" bench "echo 'oops"
 # code, stack and link need a program built by lever cc (tests/e2e/bench_randomize.sh
 # has the programs that are): refused before any run, never silently ignored
@@ -43,9 +48,13 @@ expect 1 "is not an ELF program" "$lever" bench --randomize=code -- ./script.sh
 expect 1 "cannot find the program 'no-such-command-xyz'" "$lever" bench --randomize=code -- no-such-command-xyz
 expect 2 "--rerandomize only acts on --randomize=code or stack" "$lever" bench --rerandomize=2ms -- true
 expect 2 "--rerandomize only acts" "$lever" bench --randomize=heap --rerandomize=off -- true
-expect 2 "--rerandomize '0.5ms'" "$lever" bench --randomize=code --rerandomize=0.5ms -- true
-expect 2 "expected env, heap, code, stack, link or none" "$lever" bench --randomize=disk -- true
-expect 1 "command 'false' failed with exit status 1" "$lever" bench -n 3 -- false
+expect 2 "--rerandomize: '0.5ms' is not a duration from 1ms to 1h" "$lever" bench --randomize=code --rerandomize=0.5ms -- true
+expect 2 "--randomize: 'disk' is not a list of env, heap, code, stack, link or none" "$lever" bench --randomize=disk -- true
+expect 1 "command 'false' failed \(exit status 1\)" "$lever" bench -n 3 -- false
+# issue 14 point 12: a signal death named as such, not "exit status 139"
+expect 1 "failed \(killed by SIGSEGV" "$lever" bench -n 3 -- sh -c 'kill -SEGV $$'
+expect 1 "the prepare command 'kill -ABRT \\\$\\\$' failed \(killed by SIGABRT" \
+	"$lever" bench -n 3 -p 'kill -ABRT $$' -- true
 expect 1 "cannot run 'no-such-command-xyz'" "$lever" bench -n 3 -- no-such-command-xyz
 expect 0 "Warning: 3 runs exited with a non-zero status" "$lever" bench -n 3 "${fast[@]}" -i -- false
 expect 1 "the prepare command 'exit 3' failed" "$lever" bench -n 3 -p 'exit 3' -- true

@@ -34,10 +34,10 @@ expect 1 "--randomize=code: .*has no .rela.text" "$lever" compare --randomize=co
 expect 2 'need two commands' "$lever" compare
 expect 2 'need two commands' "$lever" compare -- true
 expect 2 '--samples needs two files' "$lever" compare --samples a.txt
-expect 2 "--test 'fast'" "$lever" compare --test fast --samples a b
-expect 2 "--alpha '2'" "$lever" compare --alpha 2 --samples a b
+expect 2 "--test: 'fast' is not auto, welch, student or mann-whitney" "$lever" compare --test fast --samples a b
+expect 2 "--alpha: '2' is not a level 0 < A < 1" "$lever" compare --alpha 2 --samples a b
 expect 2 'no sample file given' "$lever" stats
-expect 2 "unknown unit 'h'" "$lever" stats -u h x
+expect 2 "--unit: 'h' is not s, ms, us, ns or none" "$lever" stats -u h x
 
 # two samples with known statistics: B = A - 0.3 (so equal variances), both normal-looking
 printf '%s\n' 10.1 10.3 9.8 10.0 10.2 9.9 10.4 9.7 10.05 9.95 >a.txt

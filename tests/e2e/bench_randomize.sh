@@ -38,12 +38,12 @@ check "each run: runtime, code and stack on, heap off, 2 ms period" \
 	[ "$(grep -c '^settings HEAP=0 CODE=1 STACK=1 ONE_TIME=0 INTERVAL_NS=2000000 SEED=[0-9]* runtime=yes' run.log)" = 4 ]
 check "each run has its own seed" [ "$(grep '^settings' run.log | sed 's/.*SEED=\([0-9]*\).*/\1/' | sort -u | wc -l)" = 4 ]
 check "the text names the parts and the period" \
-	grep -q 'Layout: .*Stabilizer, fresh seed per run: relocated code, random stack pads, code and stack re-randomized every 2' run.log
+	grep -q 'Randomization: .*Stabilizer, fresh seed per run: relocated code, random stack pads, code and stack re-randomized every 2' run.log
 check "the text says which program was checked" grep -q "Program: *$tmp/cb\$" run.log
 check "the JSON records the parts, period and the seed of every run" $py - b.json run.log <<'PY'
 import json, re, sys
 r = json.load(open(sys.argv[1]))["results"][0]
-lay = r["layout"]
+lay = r["randomization"]
 seeds = re.findall(r"SEED=(\d+)", open(sys.argv[2]).read())
 assert r["randomize_code"] and r["randomize_stack"] and not r["randomize_heap"], r
 assert lay["randomize"] == ["code", "stack"], lay
@@ -53,7 +53,7 @@ assert c["program"].endswith("/cb") and c["link_seed"] is None, c
 assert c["link_seeds"] is None, c
 assert c["stabilizer_seeds"] == seeds, (c["stabilizer_seeds"], seeds)
 PY
-check "the HTML records the layout and the seeds" grep -q 'Stabilizer seeds of the runs of ./cb env, in order: [0-9]*, [0-9]*, [0-9]*, [0-9]*' b.html
+check "the HTML records the randomization and the seeds" grep -q 'Stabilizer seeds of the runs of ./cb env, in order: [0-9]*, [0-9]*, [0-9]*, [0-9]*' b.html
 check "the HTML names the parts" grep -q 'relocated code, random stack pads' b.html
 # the same --seed gives the same Stabilizer seeds
 "$lever" bench -n 4 "${fast[@]}" --show-output --seed 3 --randomize=code,stack --rerandomize=2ms \
@@ -87,14 +87,14 @@ check "lever cc --randomize-link records the seed" \
 	sh -c "readelf -p .lever.link cb-41 | grep -q 'lever-link-seed 41'"
 check "a plain lever cc build records none" sh -c "! readelf -S cb | grep -q '\.lever\.link'"
 check "--randomize-link builds still run" sh -c "[ \"\$(./cb-41 env | sed 's/.*checksum=//')\" = \"\$(./cb env | sed 's/.*checksum=//')\" ]"
-expect 0 "Layout: .*link order seed 41" "$lever" bench -n 2 "${fast[@]}" --randomize=link -- ./cb-41 env
+expect 0 "Randomization: .*link order seed 41" "$lever" bench -n 2 "${fast[@]}" --randomize=link -- ./cb-41 env
 expect 0 "link order seed [0-9]+" "$lever" bench -n 2 "${fast[@]}" --randomize=link,code -- ./cb-r env
 strip -o cb-41-stripped cb-41
 expect 0 "link order seed 41" "$lever" bench -n 2 "${fast[@]}" --randomize=link -- ./cb-41-stripped env
 "$lever" compare -n 3 "${fast[@]}" --randomize=env,link,code --json --html c.html -- './cb-41 env' './cb-42 env' >c.json 2>c.err
 check "compare two link-randomized builds (JSON: seeds per command)" $py - c.json <<'PY'
 import json, sys
-lay = json.load(open(sys.argv[1]))["layout"]
+lay = json.load(open(sys.argv[1]))["randomization"]
 assert lay["randomize"] == ["env", "code", "link"], lay
 assert [c["link_seed"] for c in lay["commands"]] == ["41", "42"], lay
 assert [c["link_seeds"] for c in lay["commands"]] == [["41"] * 3, ["42"] * 3], lay
@@ -109,7 +109,7 @@ expect 0 "link order seeds: 3 distinct over 3 runs" "$lever" bench -n 3 "${fast[
 	--prepare "$relink" --export-json p.json -- ./cb-p env
 check "the JSON has each run's link seed" $py - p.json <<'PY'
 import json, sys
-c = json.load(open(sys.argv[1]))["results"][0]["layout"]["commands"][0]
+c = json.load(open(sys.argv[1]))["results"][0]["randomization"]["commands"][0]
 assert c["link_seed"] == "41", c
 assert len(set(c["link_seeds"])) == 3 and "41" not in c["link_seeds"], c
 assert c["stabilizer_seeds"] is None, c

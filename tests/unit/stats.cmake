@@ -12,3 +12,8 @@ lever_unit_test(test_stats
 lever_unit_test(test_stats_samples
   SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_stats_samples.c
   LIBS lever_stats lever_base m)
+# The two-sample decision (src/stats/compare.c) against SciPy values
+# printed by bench/stats/compare_reference.py.
+lever_unit_test(test_stats_compare
+  SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_stats_compare.c
+  LIBS lever_stats lever_base m)

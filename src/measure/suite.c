@@ -16,35 +16,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/bench_common.h"
+#include "measure/measure.h"
 
-struct suite_run {
-	struct stats_suite suite;
-	long config[2]; /* A (baseline), B */
-	struct comparison *cmp;
-	double **cells; /* [2 * benchmark + side] */
-	size_t *sizes;
-	struct stats_rm_anova anova;
-	int anova_err;
-	size_t significant, faster;
-	bool drop_max;
-	size_t dropped;
-	double ratio_median;	     /* of mean(B)/mean(A) across the benchmarks */
-	size_t ratio_min, ratio_max; /* the benchmarks with the extremes */
-};
-
-static double time_ratio(const struct comparison *c)
+static double time_ratio(const struct stats_comparison *c)
 {
 	return c->b.summary.mean / c->a.summary.mean;
 }
 
-static double sd_ratio(const struct comparison *c)
+static double sd_ratio(const struct stats_comparison *c)
 {
 	return c->b.summary.sd / c->a.summary.sd;
 }
 
 /* Median and extremes of mean(B)/mean(A) across the benchmarks. */
-static int suite_ratios(struct suite_run *r)
+static int suite_ratios(struct measure_suite *r)
 {
 	size_t nb = r->suite.n_benchmarks;
 	double *x = malloc(nb * sizeof(*x));
@@ -63,7 +48,7 @@ static int suite_ratios(struct suite_run *r)
 	return 0;
 }
 
-static int pick_configs(struct suite_run *r, const char *configs)
+static int pick_configs(struct measure_suite *r, const char *configs)
 {
 	const struct stats_suite *s = &r->suite;
 	char a[256], *comma;
@@ -75,7 +60,7 @@ static int pick_configs(struct suite_run *r, const char *configs)
 			for (size_t i = 0; i < s->n_configs; i++)
 				fprintf(stderr, "%s%s", i ? ", " : "", s->configs[i]);
 			fprintf(stderr, "); choose two with --configs A,B\n");
-			return EXIT_USAGE;
+			return MEASURE_EXIT_USAGE;
 		}
 		r->config[0] = 0;
 		r->config[1] = 1;
@@ -85,7 +70,7 @@ static int pick_configs(struct suite_run *r, const char *configs)
 	comma = strchr(a, ',');
 	if (!comma || strchr(comma + 1, ',')) {
 		fprintf(stderr, "lever compare: --configs '%s': expected A,B\n", configs);
-		return EXIT_USAGE;
+		return MEASURE_EXIT_USAGE;
 	}
 	*comma = '\0';
 	r->config[0] = stats_suite_find_config(s, a);
@@ -94,17 +79,17 @@ static int pick_configs(struct suite_run *r, const char *configs)
 		if (r->config[i] < 0) {
 			fprintf(stderr, "lever compare: %s has no configuration '%s'\n", s->name,
 				i ? comma + 1 : a);
-			return EXIT_USAGE;
+			return MEASURE_EXIT_USAGE;
 		}
 	}
 	if (r->config[0] == r->config[1]) {
 		fprintf(stderr, "lever compare: --configs names the same configuration twice\n");
-		return EXIT_USAGE;
+		return MEASURE_EXIT_USAGE;
 	}
 	return 0;
 }
 
-static int compare_cells(struct suite_run *r, const struct compare_options *o)
+static int compare_cells(struct measure_suite *r, const struct measure_compare_options *o)
 {
 	const struct stats_suite *s = &r->suite;
 	size_t nb = s->n_benchmarks;
@@ -129,9 +114,9 @@ static int compare_cells(struct suite_run *r, const struct compare_options *o)
 				return -EINVAL;
 			}
 		}
-		compare_samples(&r->cmp[b], o, s->configs[r->config[0]], r->cells[2 * b],
-				r->sizes[2 * b], s->configs[r->config[1]], r->cells[2 * b + 1],
-				r->sizes[2 * b + 1]);
+		stats_compare_samples(&r->cmp[b], &o->stats, s->configs[r->config[0]],
+				      r->cells[2 * b], r->sizes[2 * b], s->configs[r->config[1]],
+				      r->cells[2 * b + 1], r->sizes[2 * b + 1]);
 		r->significant += r->cmp[b].significant;
 		r->faster += r->cmp[b].significant && r->cmp[b].speedup.estimate > 1.0;
 	}
@@ -139,7 +124,7 @@ static int compare_cells(struct suite_run *r, const struct compare_options *o)
 }
 
 /* The ANOVA over the runs of the two chosen configurations. */
-static void suite_anova(struct suite_run *r)
+static void suite_anova(struct measure_suite *r)
 {
 	const struct stats_suite *s = &r->suite;
 	double *y = malloc(s->n * sizeof(*y));
@@ -164,7 +149,8 @@ static void suite_anova(struct suite_run *r)
 	free(treat);
 }
 
-static struct report_table *suite_table(const struct suite_run *r, const struct compare_options *o)
+static struct report_table *suite_table(const struct measure_suite *r,
+					const struct measure_compare_options *o)
 {
 	static const char *const head[] = {"benchmark", "n A",	  "n B",  "mean A", "mean B",
 					   "speedup",	"CI",	  "test", "p",	    "sig",
@@ -177,20 +163,22 @@ static struct report_table *suite_table(const struct suite_run *r, const struct 
 	for (size_t c = 1; c < 13; c++)
 		report_table_align(t, c, c == 9 ? REPORT_LEFT : REPORT_RIGHT);
 	for (size_t b = 0; b < r->suite.n_benchmarks; b++) {
-		const struct comparison *c = &r->cmp[b];
+		const struct stats_comparison *c = &r->cmp[b];
 
 		report_table_row(t);
 		report_table_cell(t, r->suite.benchmarks[b]);
 		report_table_cellf(t, "%zu", c->a.n);
 		report_table_cellf(t, "%zu", c->b.n);
-		report_table_cell(t, format_value(&o->format, c->a.summary.mean, b1, sizeof(b1)));
-		report_table_cell(t, format_value(&o->format, c->b.summary.mean, b2, sizeof(b2)));
+		report_table_cell(
+		    t, measure_format_value(&o->format, c->a.summary.mean, b1, sizeof(b1)));
+		report_table_cell(
+		    t, measure_format_value(&o->format, c->b.summary.mean, b2, sizeof(b2)));
 		report_table_cellf(t, "%.4f%s", c->speedup.estimate,
 				   c->speedup.estimate < 1.0 ? "*" : "");
 		report_table_cellf(t, "[%.4f, %.4f]", c->speedup.low, c->speedup.high);
-		report_table_cell(t, c->test == TEST_MANN_WHITNEY
+		report_table_cell(t, c->test == STATS_TEST_MANN_WHITNEY
 					 ? "MW"
-					 : (c->test == TEST_STUDENT ? "t" : "Welch"));
+					 : (c->test == STATS_TEST_STUDENT ? "t" : "Welch"));
 		report_table_cell(t, report_format_p(c->result.p, b1, sizeof(b1)));
 		report_table_cell(t, c->significant ? "yes" : "no");
 		report_table_cell(t, report_format_p(c->a.normality.p, b1, sizeof(b1)));
@@ -200,8 +188,8 @@ static struct report_table *suite_table(const struct suite_run *r, const struct 
 	return t;
 }
 
-static void anova_text(const struct suite_run *r, const struct compare_options *o, char *buf,
-		       size_t size)
+static void anova_text(const struct measure_suite *r, const struct measure_compare_options *o,
+		       char *buf, size_t size)
 {
 	char p[32];
 
@@ -218,11 +206,11 @@ static void anova_text(const struct suite_run *r, const struct compare_options *
 		 "at alpha = %g.",
 		 r->anova.df_treatment, r->anova.df_error, r->anova.f,
 		 report_format_p(r->anova.p, p, sizeof(p)),
-		 r->anova.p < o->alpha ? "significant" : "NOT significant", o->alpha);
+		 r->anova.p < o->stats.alpha ? "significant" : "NOT significant", o->stats.alpha);
 }
 
-static void caveat_text(const struct suite_run *r, const struct compare_options *o, char *buf,
-			size_t size)
+static void caveat_text(const struct measure_suite *r, const struct measure_compare_options *o,
+			char *buf, size_t size)
 {
 	size_t m = r->suite.n_benchmarks;
 
@@ -232,13 +220,13 @@ static void caveat_text(const struct suite_run *r, const struct compare_options 
 	    "Multiple testing: with %zu tests at alpha = %g, about %.2f would be significant by "
 	    "chance alone even if B changed nothing (expected false positives = tests x alpha); "
 	    "rely on the ANOVA for the suite-wide question.",
-	    r->significant, m, r->faster, r->significant - r->faster, m, o->alpha,
-	    (double)m * o->alpha);
+	    r->significant, m, r->faster, r->significant - r->faster, m, o->stats.alpha,
+	    (double)m * o->stats.alpha);
 }
 
-static void ratio_text(const struct suite_run *r, char *buf, size_t size)
+static void ratio_text(const struct measure_suite *r, char *buf, size_t size)
 {
-	const struct comparison *cmp = r->cmp;
+	const struct stats_comparison *cmp = r->cmp;
 
 	snprintf(buf, size,
 		 "Time ratio mean(B)/mean(A) across the %zu benchmarks: median %.4f, min %.4f "
@@ -248,7 +236,7 @@ static void ratio_text(const struct suite_run *r, char *buf, size_t size)
 		 r->suite.benchmarks[r->ratio_max]);
 }
 
-static void print_text(const struct suite_run *r, const struct compare_options *o)
+static void print_text(const struct measure_suite *r, const struct measure_compare_options *o)
 {
 	struct report_table *t = suite_table(r, o);
 	char buf[512];
@@ -264,7 +252,7 @@ static void print_text(const struct suite_run *r, const struct compare_options *
 	    "  speedup = mean(A)/mean(B), * = B slower; CI: %.0f%% BCa bootstrap; test: Welch if\n"
 	    "  both sides look normal, else Mann-Whitney (MW); SW p: Shapiro-Wilk normality of\n"
 	    "  A and B; BF p: Brown-Forsythe test of equal variances of A and B\n\n",
-	    o->level * 100);
+	    o->stats.level * 100);
 	ratio_text(r, buf, sizeof(buf));
 	printf("%s\n\n", buf);
 	anova_text(r, o, buf, sizeof(buf));
@@ -282,28 +270,30 @@ static void markdown_p(FILE *f, double p, double alpha)
 	fprintf(f, p < alpha ? " **%s** |" : " %s |", buf);
 }
 
-static void markdown_row(FILE *f, const struct suite_run *r, size_t b,
-			 const struct compare_options *o)
+static void markdown_row(FILE *f, const struct measure_suite *r, size_t b,
+			 const struct measure_compare_options *o)
 {
-	const struct comparison *c = &r->cmp[b];
+	const struct stats_comparison *c = &r->cmp[b];
 	char m1[48], m2[48];
 
 	fprintf(f, "| %s | %zu | %zu | %s | %s | %.4f | %.3f |", r->suite.benchmarks[b], c->a.n,
-		c->b.n, format_value(&o->format, c->a.summary.mean, m1, sizeof(m1)),
-		format_value(&o->format, c->b.summary.mean, m2, sizeof(m2)), time_ratio(c),
+		c->b.n, measure_format_value(&o->format, c->a.summary.mean, m1, sizeof(m1)),
+		measure_format_value(&o->format, c->b.summary.mean, m2, sizeof(m2)), time_ratio(c),
 		sd_ratio(c));
-	markdown_p(f, c->a.normality.p, o->alpha);
-	markdown_p(f, c->b.normality.p, o->alpha);
-	markdown_p(f, c->variance.p, o->alpha);
+	markdown_p(f, c->a.normality.p, o->stats.alpha);
+	markdown_p(f, c->b.normality.p, o->stats.alpha);
+	markdown_p(f, c->variance.p, o->stats.alpha);
 	fprintf(f, " %s |",
-		c->test == TEST_MANN_WHITNEY ? "MW" : (c->test == TEST_STUDENT ? "t" : "Welch"));
-	markdown_p(f, c->result.p, o->alpha);
+		c->test == STATS_TEST_MANN_WHITNEY
+		    ? "MW"
+		    : (c->test == STATS_TEST_STUDENT ? "t" : "Welch"));
+	markdown_p(f, c->result.p, o->stats.alpha);
 	fputc('\n', f);
 }
 
-/* The suite as a Markdown table in the layout of the paper's Table 1, then the verdicts. */
-static int write_markdown(const struct suite_run *r, const char *path,
-			  const struct compare_options *o)
+/* The suite as a Markdown table in the form of the paper's Table 1, then the verdicts. */
+static int write_markdown(const struct measure_suite *r, const char *path,
+			  const struct measure_compare_options *o)
 {
 	FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
 	char buf[512];
@@ -313,7 +303,7 @@ static int write_markdown(const struct suite_run *r, const char *path,
 		return -errno;
 	fprintf(f, "A = %s, B = %s%s; bold: p < %g.\n\n", r->suite.configs[r->config[0]],
 		r->suite.configs[r->config[1]],
-		r->drop_max ? "; the largest run of each cell dropped" : "", o->alpha);
+		r->drop_max ? "; the largest run of each cell dropped" : "", o->stats.alpha);
 	fputs("| benchmark | runs A | runs B | mean A | mean B | B/A | sd B/A | SW p A | SW p B "
 	      "| BF p | test | p |\n",
 	      f);
@@ -336,7 +326,7 @@ static int write_markdown(const struct suite_run *r, const char *path,
 	return err;
 }
 
-static void print_json(const struct suite_run *r, const struct compare_options *o)
+static void print_json(const struct measure_suite *r, const struct measure_compare_options *o)
 {
 	struct report_json j;
 	char buf[512];
@@ -347,7 +337,7 @@ static void print_json(const struct suite_run *r, const struct compare_options *
 	report_json_kv_string(&j, "a", r->suite.configs[r->config[0]]);
 	report_json_kv_string(&j, "b", r->suite.configs[r->config[1]]);
 	report_json_kv_bool(&j, "drop_max", r->drop_max);
-	report_json_kv_number(&j, "alpha", o->alpha);
+	report_json_kv_number(&j, "alpha", o->stats.alpha);
 	report_json_key(&j, "benchmarks");
 	report_json_array_begin(&j);
 	for (size_t b = 0; b < r->suite.n_benchmarks; b++) {
@@ -356,7 +346,9 @@ static void print_json(const struct suite_run *r, const struct compare_options *
 		report_json_kv_number(&j, "time_ratio", time_ratio(&r->cmp[b]));
 		report_json_kv_number(&j, "sd_ratio", sd_ratio(&r->cmp[b]));
 		report_json_key(&j, "comparison");
-		comparison_print_json(&r->cmp[b], &j);
+		report_json_object_begin(&j);
+		measure_comparison_json_fields(&r->cmp[b], &j);
+		report_json_object_end(&j);
 		report_json_object_end(&j);
 	}
 	report_json_array_end(&j);
@@ -382,7 +374,7 @@ static void print_json(const struct suite_run *r, const struct compare_options *
 	report_json_kv_integer(&j, "tests", (long long)r->suite.n_benchmarks);
 	report_json_kv_integer(&j, "significant", (long long)r->significant);
 	report_json_kv_number(&j, "expected_false_positives",
-			      (double)r->suite.n_benchmarks * o->alpha);
+			      (double)r->suite.n_benchmarks * o->stats.alpha);
 	caveat_text(r, o, buf, sizeof(buf));
 	report_json_kv_string(&j, "caveat", buf);
 	report_json_object_end(&j);
@@ -390,8 +382,8 @@ static void print_json(const struct suite_run *r, const struct compare_options *
 }
 
 struct suite_html {
-	const struct suite_run *r;
-	const struct compare_options *o;
+	const struct measure_suite *r;
+	const struct measure_compare_options *o;
 };
 
 static void suite_html_body(FILE *f, const void *arg)
@@ -415,13 +407,14 @@ static void suite_html_body(FILE *f, const void *arg)
 }
 
 /* HTML: times relative to each benchmark's mean under A, so the suite shares one axis. */
-static int write_html(struct suite_run *r, const char *path, const struct compare_options *o)
+static int write_html(struct measure_suite *r, const char *path,
+		      const struct measure_compare_options *o)
 {
 	size_t nb = r->suite.n_benchmarks, k = 2 * nb;
 	struct report_series *series = calloc(k, sizeof(*series));
 	double **rel = calloc(k, sizeof(*rel));
 	char **names = calloc(k, sizeof(*names));
-	struct value_format plain = {0};
+	struct measure_value_format plain = {0};
 	struct suite_html h = {r, o};
 	int err = -ENOMEM;
 
@@ -440,8 +433,8 @@ static int write_html(struct suite_run *r, const char *path, const struct compar
 			rel[i][j] = r->cells[i][j] / base;
 		series[i] = (struct report_series){names[i], rel[i], r->sizes[i]};
 	}
-	err =
-	    write_html_report(path, "lever compare: suite", series, k, &plain, suite_html_body, &h);
+	err = measure_write_html(path, "lever compare: suite", series, k, &plain, suite_html_body,
+				 &h);
 out:
 	for (size_t i = 0; rel && names && i < k; i++) {
 		free(rel[i]);
@@ -453,7 +446,7 @@ out:
 	return err;
 }
 
-static void suite_run_free(struct suite_run *r)
+void measure_suite_free(struct measure_suite *r)
 {
 	for (size_t i = 0; r->cells && i < 2 * r->suite.n_benchmarks; i++)
 		free(r->cells[i]);
@@ -461,35 +454,46 @@ static void suite_run_free(struct suite_run *r)
 	free(r->sizes);
 	free(r->cmp);
 	stats_suite_free(&r->suite);
+	memset(r, 0, sizeof(*r));
 }
 
-int compare_suite(const char *path, const char *configs, const struct suite_outputs *want,
-		  const struct compare_options *o)
+int measure_suite_analyse(struct measure_suite *r, const char *configs, bool drop_max,
+			  const struct measure_compare_options *o)
 {
-	struct suite_run r;
+	int rc = pick_configs(r, configs);
+
+	if (rc)
+		return rc;
+	r->drop_max = drop_max;
+	if (drop_max)
+		r->dropped = stats_suite_drop_max(&r->suite);
+	if (compare_cells(r, o) || suite_ratios(r))
+		return 1;
+	suite_anova(r);
+	return 0;
+}
+
+int measure_suite_compare(const char *path, const char *configs,
+			  const struct measure_suite_outputs *want,
+			  const struct measure_compare_options *o)
+{
+	struct measure_suite r;
 	char err[512];
 	int rc = 1;
 
 	memset(&r, 0, sizeof(r));
-	r.drop_max = want->drop_max;
-	if (stats_suite_read_file(path, &r.suite, err, sizeof(err))) {
+	if (stats_suite_read_file(path, &r.suite, err, sizeof(err)) ||
+	    measure_check_times(path, r.suite.time, r.suite.n, &o->format, err, sizeof(err))) {
 		fprintf(stderr, "lever compare: %s\n", err);
 		goto out;
 	}
-	rc = pick_configs(&r, configs);
+	rc = measure_suite_analyse(&r, configs, want->drop_max, o);
 	if (rc)
 		goto out;
-	rc = 1;
-	if (want->drop_max)
-		r.dropped = stats_suite_drop_max(&r.suite);
-	if (compare_cells(&r, o) || suite_ratios(&r))
-		goto out;
-	suite_anova(&r);
 	if (want->json)
 		print_json(&r, o);
 	else if (!want->markdown || strcmp(want->markdown, "-"))
 		print_text(&r, o);
-	rc = 0;
 	if (want->html) {
 		int e = write_html(&r, want->html, o);
 
@@ -509,6 +513,6 @@ int compare_suite(const char *path, const char *configs, const struct suite_outp
 		}
 	}
 out:
-	suite_run_free(&r);
+	measure_suite_free(&r);
 	return rc;
 }

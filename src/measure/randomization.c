@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * The layout randomization of lever bench and lever compare runs: checking
+ * The randomization of lever bench and lever compare runs: checking
  * that the programs can be randomized the way --randomize asks (code and
  * stack only act in programs built by lever cc, link needs a program linked
  * by lever cc --randomize-link), and describing what was randomized, with
@@ -14,10 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/bench_common.h"
+#include "elf/elf.h"
+#include "launch/launch.h"
+#include "measure/measure.h"
 #include "stabilizer/cc/wrapper.h"
 
 /* ------------------------------------------------------------ the program */
@@ -31,33 +32,12 @@ struct program_marks {
 	uint64_t seed;
 };
 
-static bool executable_file(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
-}
-
-/* The command's first word, as posix_spawnp would find it, into out. */
+/* The command's first word, as exec would find it (the launcher's search), into out. */
 static bool find_program(const char *word, char *out)
 {
-	const char *path = getenv("PATH");
-	char candidate[PATH_MAX];
+	char found[PATH_MAX];
 
-	if (strchr(word, '/'))
-		return executable_file(word) && realpath(word, out);
-	if (!path || !*path)
-		path = "/bin:/usr/bin";
-	while (*path) {
-		size_t len = strcspn(path, ":");
-		int n = snprintf(candidate, sizeof(candidate), "%.*s/%s", (int)len,
-				 len ? path : ".", word);
-
-		if (n > 0 && (size_t)n < sizeof(candidate) && executable_file(candidate))
-			return realpath(candidate, out) != NULL;
-		path += len + (path[len] == ':');
-	}
-	return false;
+	return launch_resolve_program(word, found, sizeof(found)) == 0 && realpath(found, out);
 }
 
 /*
@@ -101,8 +81,8 @@ static void read_link_seed(Elf_Scn *scn, struct program_marks *m)
 static void read_marks(const char *path, struct program_marks *m)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf_Scn *scn = NULL;
-	size_t names;
+	Elf_Scn *scn;
+	GElf_Shdr sh;
 	Elf *elf;
 
 	memset(m, 0, sizeof(*m));
@@ -110,28 +90,22 @@ static void read_marks(const char *path, struct program_marks *m)
 		return;
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && elf_kind(elf) == ELF_K_ELF && elf_getshdrstrndx(elf, &names) == 0) {
+	if (elf && elf_kind(elf) == ELF_K_ELF) {
 		m->elf = true;
-		while ((scn = elf_nextscn(elf, scn)) != NULL) {
-			GElf_Shdr sh;
-			const char *name;
-
-			if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, names, sh.sh_name)))
-				continue;
-			if (strcmp(name, ".rela.text") == 0 && sh.sh_type == SHT_RELA)
-				m->rela_text = true;
-			else if (strcmp(name, "lever_stack_pads") == 0 && sh.sh_size > 0)
-				m->stack_pads = true;
-			else if (strcmp(name, CC_LINK_SEED_SECTION) == 0 && !m->link_seed)
-				read_link_seed(scn, m);
-		}
+		scn = elf_section_by_name(elf, ".rela.text", &sh);
+		m->rela_text = scn && sh.sh_type == SHT_RELA;
+		scn = elf_section_by_name(elf, "lever_stack_pads", &sh);
+		m->stack_pads = scn && sh.sh_size > 0;
+		scn = elf_section_by_name(elf, CC_LINK_SEED_SECTION, NULL);
+		if (scn)
+			read_link_seed(scn, m);
 	}
 	if (elf)
 		elf_end(elf);
 	close(fd);
 }
 
-static int missing(const char *name, const char *part, const struct bench_command *c,
+static int missing(const char *name, const char *part, const struct measure_command *c,
 		   const char *what, const char *how)
 {
 	fprintf(stderr,
@@ -141,7 +115,8 @@ static int missing(const char *name, const char *part, const struct bench_comman
 	return 1;
 }
 
-static int check_program(const struct bench_options *o, struct bench_command *c, const char *name)
+static int check_program(const struct measure_options *o, struct measure_command *c,
+			 const char *name)
 {
 	char word[PATH_MAX], path[PATH_MAX];
 	struct program_marks m;
@@ -191,7 +166,7 @@ static int check_program(const struct bench_options *o, struct bench_command *c,
 	return 0;
 }
 
-int bench_program_link_seed(const char *path, uint64_t *seed)
+int measure_program_link_seed(const char *path, uint64_t *seed)
 {
 	struct program_marks m;
 
@@ -200,9 +175,26 @@ int bench_program_link_seed(const char *path, uint64_t *seed)
 	return m.link_seed ? 0 : -1;
 }
 
-int bench_check_programs(const struct bench_options *o, struct bench_command *commands, size_t k,
-			 const char *name)
+/*
+ * heap, code and stack act through the preloaded runtime: a static program
+ * would run unrandomized while the report claimed otherwise (issue 14 p. 11).
+ */
+static int check_preloadable(struct measure_command *c, const char *name)
 {
+	char word[PATH_MAX];
+
+	if (c->shell ? !shell_first_word(c->display, word, sizeof(word))
+		     : snprintf(word, sizeof(word), "%s", c->argv[0]) >= (int)sizeof(word))
+		return 0; /* no program to tell: the shell itself takes the runtime */
+	return launch_check_preloadable(name, word, "lever's Stabilizer runtime") ? 1 : 0;
+}
+
+int measure_randomization_check(const struct measure_options *o, struct measure_command *commands,
+				size_t k, const char *name)
+{
+	for (size_t i = 0; measure_options_stabilizer(o) && i < k; i++)
+		if (check_preloadable(&commands[i], name))
+			return 1;
 	if (!o->randomize_code && !o->randomize_stack && !o->randomize_link)
 		return 0;
 	for (size_t i = 0; i < k; i++)
@@ -213,7 +205,7 @@ int bench_check_programs(const struct bench_options *o, struct bench_command *co
 
 /* ------------------------------------------------------------ describing */
 
-static const char *rerandomize_text(const struct bench_options *o, char *buf, size_t size)
+static const char *rerandomize_text(const struct measure_options *o, char *buf, size_t size)
 {
 	char dur[32];
 
@@ -227,7 +219,7 @@ static const char *rerandomize_text(const struct bench_options *o, char *buf, si
 }
 
 /* Distinct link seeds over the runs of r (a --prepare command may relink). */
-static size_t distinct_link_seeds(const struct bench_result *r)
+static size_t distinct_link_seeds(const struct measure_result *r)
 {
 	size_t distinct = 0;
 
@@ -241,7 +233,7 @@ static size_t distinct_link_seeds(const struct bench_result *r)
 	return distinct;
 }
 
-static void link_text(const struct bench_options *o, const struct bench_result *r, char *buf,
+static void link_text(const struct measure_options *o, const struct measure_result *r, char *buf,
 		      size_t size)
 {
 	size_t distinct = r && r->n ? distinct_link_seeds(r) : 0;
@@ -260,18 +252,18 @@ static void link_text(const struct bench_options *o, const struct bench_result *
 			 (unsigned long long)r->command->link_seed);
 }
 
-char *bench_layout_text(const struct bench_options *o, const struct bench_result *r, char *buf,
-			size_t size)
+char *measure_randomization_text(const struct measure_options *o, const struct measure_result *r,
+				 char *buf, size_t size)
 {
 	char again[64], link[96];
-	bool per_run = o->randomize_env || bench_options_stabilizer(o);
+	bool per_run = o->randomize_env || measure_options_stabilizer(o);
 
 	link_text(o, r, link, sizeof(link));
 	snprintf(
 	    buf, size, "%s%s%s%s%s%s%s (--seed %llu%s)",
 	    o->randomize_env ? "random environment size per run (0-4095 bytes)"
 			     : "fixed environment",
-	    bench_options_stabilizer(o) ? "; Stabilizer, fresh seed per run:" : "",
+	    measure_options_stabilizer(o) ? "; Stabilizer, fresh seed per run:" : "",
 	    o->randomize_heap ? " shuffled heap" : "",
 	    o->randomize_code ? (o->randomize_heap ? ", relocated code" : " relocated code") : "",
 	    o->randomize_stack ? (o->randomize_heap || o->randomize_code ? ", random stack pads"
@@ -293,10 +285,10 @@ static void seed_string(struct report_json *j, const char *key, uint64_t v)
 		report_json_string(j, text);
 }
 
-static void command_json(const struct bench_options *o, const struct bench_result *r,
+static void command_json(const struct measure_options *o, const struct measure_result *r,
 			 struct report_json *j)
 {
-	const struct bench_command *c = r->command;
+	const struct measure_command *c = r->command;
 
 	report_json_object_begin(j);
 	report_json_kv_string(j, "command", c->display);
@@ -321,7 +313,7 @@ static void command_json(const struct bench_options *o, const struct bench_resul
 		report_json_null(j);
 	}
 	report_json_key(j, "stabilizer_seeds");
-	if (bench_options_stabilizer(o)) {
+	if (measure_options_stabilizer(o)) {
 		report_json_array_begin(j);
 		for (size_t i = 0; i < r->n; i++)
 			seed_string(j, NULL, r->runs[i].stabilizer_seed);
@@ -332,8 +324,9 @@ static void command_json(const struct bench_options *o, const struct bench_resul
 	report_json_object_end(j);
 }
 
-void bench_layout_json(const struct bench_options *o, const struct bench_result *results, size_t k,
-		       struct report_json *j)
+void measure_randomization_json(const struct measure_options *o,
+				const struct measure_result *results, size_t k,
+				struct report_json *j)
 {
 	const struct {
 		const char *name;
@@ -365,7 +358,7 @@ void bench_layout_json(const struct bench_options *o, const struct bench_result 
 }
 
 /* "WHAT seeds of the runs of CMD, in order: s1, s2, ..." as one paragraph. */
-static void seeds_html(const struct bench_result *r, const char *what, bool link, FILE *f)
+static void seeds_html(const struct measure_result *r, const char *what, bool link, FILE *f)
 {
 	size_t size = 96 + strlen(r->command->display) + r->n * 22;
 	char *text = malloc(size);
@@ -383,20 +376,20 @@ static void seeds_html(const struct bench_result *r, const char *what, bool link
 	free(text);
 }
 
-void bench_layout_html(const struct bench_options *o, const struct bench_result *results, size_t k,
-		       FILE *f)
+void measure_randomization_html(const struct measure_options *o,
+				const struct measure_result *results, size_t k, FILE *f)
 {
 	char line[512], para[PATH_MAX + 1024];
 
-	report_html_heading(f, 2, "Layout randomization");
+	report_html_heading(f, 2, "Randomization");
 	for (size_t i = 0; i < k; i++) {
-		const struct bench_command *c = results[i].command;
+		const struct measure_command *c = results[i].command;
 
 		snprintf(para, sizeof(para), "%s: %s%s%s", c->display,
-			 bench_layout_text(o, &results[i], line, sizeof(line)),
+			 measure_randomization_text(o, &results[i], line, sizeof(line)),
 			 c->program ? "; program " : "", c->program ? c->program : "");
 		report_html_paragraph(f, para);
-		if (bench_options_stabilizer(o))
+		if (measure_options_stabilizer(o))
 			seeds_html(&results[i], "Stabilizer", false, f);
 		if (o->randomize_link && distinct_link_seeds(&results[i]) > 1)
 			seeds_html(&results[i], "Link order", true, f);
