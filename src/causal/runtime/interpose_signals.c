@@ -796,16 +796,26 @@ LEVER_EXPORT int sigsuspend(const sigset_t *mask)
  * short, AMP's sleeping consumers finished their tasks early and the
  * prediction read high.)
  */
-static bool only_lever_interrupted(const void *ra)
+bool signals_only_lever_interrupted(const void *ra, const sigset_t *during)
 {
 	sigset_t current;
 
 	if (address_in_lever(ra) || !lever_owns_signal())
 		return false;
-	raw_sigprocmask(SIG_BLOCK, NULL, &current);
-	if (program_blocked)
-		sigaddset(&current, LEVER_SIGNAL);
+	if (during) {
+		/* the mask the call ran with (ppoll, pselect, epoll_pwait) is the program's own */
+		current = *during;
+	} else {
+		raw_sigprocmask(SIG_BLOCK, NULL, &current);
+		if (program_blocked)
+			sigaddset(&current, LEVER_SIGNAL);
+	}
 	return !program_may_have_been_interrupted(&current);
+}
+
+static bool only_lever_interrupted(const void *ra)
+{
+	return signals_only_lever_interrupted(ra, NULL);
 }
 
 static int sleep_relative(const struct timespec *req, struct timespec *rem, const void *ra)

@@ -287,6 +287,13 @@ void signals_forward(int sig, siginfo_t *info, void *uctx);
 /* Whether the program believes this thread blocks LEVER_SIGNAL (inherited by new threads). */
 bool signals_creator_view(void);
 void signals_inherit_view(bool blocked);
+/*
+ * After a call made from ra failed with EINTR: whether only lever's signal can
+ * have interrupted it (the program handles no signal it let through, in the
+ * thread's mask or in during, the mask the call ran with). Then the program
+ * would not have been interrupted bare and the call goes on.
+ */
+bool signals_only_lever_interrupted(const void *ra, const sigset_t *during);
 /* Makes LEVER_SIGNAL deliverable to the calling thread, keeping the program's view of it. */
 void signals_unblock_ours(void);
 
