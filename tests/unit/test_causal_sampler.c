@@ -44,6 +44,9 @@ void signals_forward(int sig, siginfo_t *info, void *uctx)
 void signals_inherit_view(bool blocked)
 {
 }
+void signals_poked(void *uctx)
+{
+}
 bool address_in_lever(const void *p)
 {
 	return false;

@@ -36,7 +36,7 @@
 #define LEVER_EXPORT		     __attribute__((visibility("default")))
 
 /* Markers in si_value telling lever's own signals from the program's. */
-extern char lever_timer_marker, lever_request_marker;
+extern char lever_timer_marker, lever_request_marker, lever_poke_marker;
 
 struct line_info;
 
@@ -102,6 +102,10 @@ struct thread_state {
 	/* per-thread uprobe counters of --progress points (see progress.c) */
 	int bp_fd[LEVER_MAX_THREAD_BREAKPOINTS];
 	_Atomic int bp_lock;
+
+	/* the program's view of LEVER_SIGNAL, for a thread looking for a taker (signals_forward) */
+	_Atomic bool sig_view_blocked; /* the program blocks it in this thread */
+	_Atomic bool sig_waiting;      /* in the sigwait family, waiting for it */
 
 	/* re-entrancy: set while lever bookkeeping runs on this thread */
 	volatile sig_atomic_t busy;
@@ -215,6 +219,8 @@ void samples_account_tail(struct thread_state *t);
 void sampler_install_handler(void);
 /* Signals a thread to process its samples and pay its delays now. */
 bool sampler_request_catch_up(struct thread_state *t);
+/* Signals a thread to take the program's parked process-directed signal (signals_poked). */
+bool sampler_poke(struct thread_state *t);
 
 /* ---- delays (delays.c) ---- */
 /* Pays what the calling thread owes (before anything that may wake a thread). */
@@ -284,6 +290,9 @@ void signals_protect_set(sigset_t *set);
 bool signals_is_ours(int sig);
 /* The program's own handler for our signal, called for signals that are not ours. */
 void signals_forward(int sig, siginfo_t *info, void *uctx);
+/* lever's handler on a poke (sampler_poke): takes a parked process-directed signal. */
+void signals_poked(void *uctx);
+void signals_publish_view(void);
 /* Whether the program believes this thread blocks LEVER_SIGNAL (inherited by new threads). */
 bool signals_creator_view(void);
 void signals_inherit_view(bool blocked);

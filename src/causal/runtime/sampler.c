@@ -30,7 +30,7 @@
 
 #define RING_DATA_PAGES 8
 
-char lever_timer_marker, lever_request_marker;
+char lever_timer_marker, lever_request_marker, lever_poke_marker;
 
 static _Atomic int perf_refused;
 static _Atomic int perf_errno;
@@ -435,7 +435,9 @@ static bool signal_is_lever(struct thread_state *t, siginfo_t *info)
 	if (info->si_code == SI_TIMER)
 		return info->si_value.sival_ptr == &lever_timer_marker;
 	if (info->si_code == SI_QUEUE)
-		return info->si_pid == rt.pid && info->si_value.sival_ptr == &lever_request_marker;
+		return info->si_pid == rt.pid &&
+		       (info->si_value.sival_ptr == &lever_request_marker ||
+			info->si_value.sival_ptr == &lever_poke_marker);
 	if (info->si_code == POLL_IN || info->si_code == POLL_HUP || info->si_code == POLL_MSG ||
 	    info->si_code == POLL_ERR || info->si_code == POLL_OUT || info->si_code == POLL_PRI)
 		return t && (info->si_fd == t->batch_fd || info->si_fd == t->perf_fd);
@@ -455,6 +457,11 @@ static void lever_signal_handler(int sig, siginfo_t *info, void *uctx)
 		 */
 		if (!(info->si_code >= POLL_IN && info->si_code <= POLL_HUP))
 			signals_forward(sig, info, uctx);
+		errno = saved_errno;
+		return;
+	}
+	if (info->si_code == SI_QUEUE && info->si_value.sival_ptr == &lever_poke_marker) {
+		signals_poked(uctx);
 		errno = saved_errno;
 		return;
 	}
@@ -519,8 +526,7 @@ void signals_unblock_ours(void)
 		signals_inherit_view(true); /* e.g. inherited blocked across exec */
 }
 
-/* Ask a thread to process its samples and pay its delays now. */
-bool sampler_request_catch_up(struct thread_state *t)
+static bool send_marked(struct thread_state *t, char *marker)
 {
 	siginfo_t info;
 
@@ -529,6 +535,17 @@ bool sampler_request_catch_up(struct thread_state *t)
 	info.si_code = SI_QUEUE;
 	info.si_pid = rt.pid;
 	info.si_uid = getuid();
-	info.si_value.sival_ptr = &lever_request_marker;
+	info.si_value.sival_ptr = marker;
 	return syscall(SYS_rt_tgsigqueueinfo, rt.pid, t->tid, LEVER_SIGNAL, &info) == 0;
+}
+
+/* Ask a thread to process its samples and pay its delays now. */
+bool sampler_request_catch_up(struct thread_state *t)
+{
+	return send_marked(t, &lever_request_marker);
+}
+
+bool sampler_poke(struct thread_state *t)
+{
+	return send_marked(t, &lever_poke_marker);
 }

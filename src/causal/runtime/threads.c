@@ -132,6 +132,7 @@ struct thread_state *thread_register(uint64_t parent_local, uint64_t parent_epoc
 	signals_unblock_ours();
 	stack_bounds(t);
 	tls_state = t;
+	signals_publish_view();
 	atomic_fetch_add(&live_threads, 1);
 	if (atomic_load(&exit_key_ready))
 		pthread_setspecific(exit_key, t);
