@@ -179,6 +179,8 @@ struct thread_state *thread_register(uint64_t parent_local, uint64_t parent_epoc
 void thread_unregister(struct thread_state *t);
 /* Calls fn for each registered thread (profiler thread only). */
 void threads_foreach(void (*fn)(struct thread_state *t, void *ctx), void *ctx);
+/* The same, exiting threads included. */
+void threads_foreach_all(void (*fn)(struct thread_state *t, void *ctx), void *ctx);
 void threads_init(void);
 unsigned threads_live(void);
 void threads_after_fork_child(struct thread_state *self);

@@ -316,6 +316,18 @@ void threads_foreach(void (*fn)(struct thread_state *t, void *ctx), void *ctx)
 	}
 }
 
+void threads_foreach_all(void (*fn)(struct thread_state *t, void *ctx), void *ctx)
+{
+	size_t high = atomic_load_explicit(&slots_high, memory_order_acquire);
+
+	for (size_t i = 0; i < high; i++) {
+		struct thread_state *t = &thread_table[i];
+
+		if (atomic_load_explicit(&t->used, memory_order_acquire))
+			fn(t, ctx);
+	}
+}
+
 /* ---- pthread_create ---- */
 
 struct start_args {
