@@ -228,6 +228,7 @@ static void run_experiment(struct line_info *line, unsigned speedup)
 	threads_mark_arrivals(atomic_load(&rt.epoch) + 1); /* the epoch this experiment gets */
 	s0 = atomic_load(&line->samples);
 	t0 = time_monotonic_ns();
+	atomic_store(&rt.experiment_start_ns, t0);
 	atomic_store(&rt.epoch_global, g0);
 	atomic_fetch_add(&rt.epoch, 1);
 	atomic_store(&rt.active, EXPERIMENT_RUNNING);

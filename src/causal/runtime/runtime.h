@@ -43,6 +43,7 @@ struct line_info;
 /* A raw sample collected by the timer sampler (the perf sampler keeps them in its ring). */
 struct raw_sample {
 	uintptr_t ip;
+	uint64_t ns;	 /* CLOCK_MONOTONIC when taken */
 	uint32_t weight; /* periods this sample stands for (1 + timer overruns) */
 	uint32_t depth;
 	uintptr_t chain[16];
@@ -144,13 +145,14 @@ struct runtime {
 	pid_t pid;
 
 	/* experiment state, written by the profiler thread */
-	_Atomic uint64_t global;	  /* G, ns of virtual speedup (line samples and arrivals) */
-	_Atomic uint64_t epoch;		  /* bumped at every experiment start and end */
-	_Atomic uint64_t epoch_global;	  /* G when the current epoch began */
-	_Atomic int active;		  /* EXPERIMENT_IDLE, _RUNNING or _ENDING */
-	_Atomic uint64_t delay_ns;	  /* d of the running experiment (per selected sample) */
-	_Atomic uint64_t arrivals_exited; /* arrivals of threads that have exited */
-	_Atomic uint64_t arrival_lines;	  /* line samples in threads that have arrivals */
+	_Atomic uint64_t global;       /* G, ns of virtual speedup (line samples and arrivals) */
+	_Atomic uint64_t epoch;	       /* bumped at every experiment start and end */
+	_Atomic uint64_t epoch_global; /* G when the current epoch began */
+	_Atomic int active;	       /* EXPERIMENT_IDLE, _RUNNING or _ENDING */
+	_Atomic uint64_t delay_ns;     /* d of the running experiment (per selected sample) */
+	_Atomic uint64_t experiment_start_ns; /* CLOCK_MONOTONIC: samples before it add nothing */
+	_Atomic uint64_t arrivals_exited;     /* arrivals of threads that have exited */
+	_Atomic uint64_t arrival_lines;	      /* line samples in threads that have arrivals */
 	struct line_info *_Atomic selected;
 	struct line_info *_Atomic next_line;
 	_Atomic uint64_t end_request; /* end-of-experiment catch-up requests */

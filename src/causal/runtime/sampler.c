@@ -231,8 +231,30 @@ static void note_arrival_thread_line(struct line_info *li, uint32_t weight)
 	atomic_fetch_add_explicit(&rt.arrival_lines, weight, memory_order_relaxed);
 }
 
+/*
+ * The virtual speedup of a selected-line sample taken at sample_ns (0: time
+ * unknown) standing for weight periods that ended then: only the part of
+ * those periods after the experiment's start counts. A batch processed just
+ * after the start holds samples of up to a batch (10 ms) before it, and with
+ * experiments of a few ms their pauses made the effective duration negative.
+ */
+static uint64_t sample_speedup_ns(uint64_t sample_ns, uint32_t weight)
+{
+	uint64_t start = atomic_load_explicit(&rt.experiment_start_ns, memory_order_relaxed);
+	uint64_t d = atomic_load_explicit(&rt.delay_ns, memory_order_relaxed);
+	uint64_t covered = (uint64_t)weight * rt.cfg.period_ns;
+
+	if (!sample_ns)
+		return weight * d;
+	if (sample_ns <= start)
+		return 0;
+	if (sample_ns - start < covered)
+		covered = sample_ns - start;
+	return covered * d / rt.cfg.period_ns;
+}
+
 static void account_sample(struct thread_state *t, uintptr_t ip, const uintptr_t *chain,
-			   size_t depth, uint32_t weight)
+			   size_t depth, uint32_t weight, uint64_t sample_ns)
 {
 	struct line_info *li = linemap_lookup(ip);
 	int state;
@@ -254,8 +276,7 @@ static void account_sample(struct thread_state *t, uintptr_t ip, const uintptr_t
 	if (state == EXPERIMENT_RUNNING) {
 		if (li == atomic_load_explicit(&rt.selected, memory_order_relaxed)) {
 			delays_sync_epoch(t);
-			t->local +=
-			    weight * atomic_load_explicit(&rt.delay_ns, memory_order_relaxed);
+			t->local += sample_speedup_ns(sample_ns, weight);
 		}
 	} else if (state == EXPERIMENT_IDLE) {
 		struct line_info *none = NULL;
@@ -306,9 +327,10 @@ static void process_perf_ring(struct thread_state *t)
 			note_sample_time(buf[1]);
 			/* chain[0] repeats the leaf IP */
 			if (depth && chain[0] == buf[0])
-				account_sample(t, (uintptr_t)buf[0], chain + 1, depth - 1, 1);
+				account_sample(t, (uintptr_t)buf[0], chain + 1, depth - 1, 1,
+					       buf[1]);
 			else
-				account_sample(t, (uintptr_t)buf[0], chain, depth, 1);
+				account_sample(t, (uintptr_t)buf[0], chain, depth, 1, buf[1]);
 		} else if (eh.type == PERF_RECORD_LOST) {
 			uint64_t lost = 0;
 
@@ -326,7 +348,7 @@ static void process_timer_buffer(struct thread_state *t)
 	for (unsigned i = 0; i < t->tbuf_n; i++) {
 		struct raw_sample *s = &t->tbuf[i];
 
-		account_sample(t, s->ip, s->chain, s->depth, s->weight);
+		account_sample(t, s->ip, s->chain, s->depth, s->weight, s->ns);
 	}
 	t->tbuf_n = 0;
 	t->tbuf_weight = 0;
@@ -378,7 +400,7 @@ static uint64_t sampler_residual_ns(struct thread_state *t)
  */
 void samples_account_tail(struct thread_state *t)
 {
-	uint64_t residual;
+	uint64_t residual, now, start;
 
 	if (!t || !t->last_line || rt.cfg.no_sampler)
 		return;
@@ -386,6 +408,13 @@ void samples_account_tail(struct thread_state *t)
 	    t->last_line != atomic_load_explicit(&rt.selected, memory_order_relaxed))
 		return;
 	residual = sampler_residual_ns(t);
+	/* the tail may have begun before the experiment: only its part since counts */
+	now = time_monotonic_ns();
+	start = atomic_load_explicit(&rt.experiment_start_ns, memory_order_relaxed);
+	if (now <= start)
+		return;
+	if (residual > now - start)
+		residual = now - start;
 	if (!residual)
 		return;
 	delays_sync_epoch(t);
@@ -419,9 +448,10 @@ static void record_timer_sample(struct thread_state *t, siginfo_t *info, void *u
 
 	if (t->tbuf_n == LEVER_TIMER_BUF)
 		process_timer_buffer(t);
-	if (!atomic_load_explicit(&rt.first_sample_ns, memory_order_relaxed))
-		note_sample_time(time_monotonic_ns());
 	s = &t->tbuf[t->tbuf_n++];
+	s->ns = time_monotonic_ns();
+	if (!atomic_load_explicit(&rt.first_sample_ns, memory_order_relaxed))
+		note_sample_time(s->ns);
 	s->ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
 	s->weight = 1 + (uint32_t)(info->si_overrun > 0 ? info->si_overrun : 0);
 	s->depth = t->stack_hi ? walk_frames(t, (uintptr_t)uc->uc_mcontext.gregs[REG_RBP], s->chain,

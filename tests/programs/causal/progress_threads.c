@@ -5,11 +5,14 @@
  * visit once, as the source-level point on the next line does, whatever the
  * number of threads (a uprobe opened in one thread and inherited by the
  * threads it creates counted their visits twice). Workers are created in
- * waves, so threads start while others run. Prints the number of visits.
+ * waves (6, or the first argument) of 4 threads (or the second argument, at
+ * most 4), so threads start while others run.
+ * Prints the number of visits.
  */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <lever.h>
 
@@ -38,16 +41,21 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	pthread_t threads[THREADS];
+	int waves = argc > 1 ? atoi(argv[1]) : WAVES;
+	int n = argc > 2 ? atoi(argv[2]) : THREADS;
 
-	for (int w = 0; w < WAVES; w++) {
-		for (int i = 0; i < THREADS; i++)
+	if (n < 1 || n > THREADS)
+		n = THREADS;
+
+	for (int w = 0; w < waves; w++) {
+		for (int i = 0; i < n; i++)
 			pthread_create(&threads[i], NULL, worker, (void *)(uintptr_t)(i + 1));
-		for (int i = 0; i < THREADS; i++)
+		for (int i = 0; i < n; i++)
 			pthread_join(threads[i], NULL);
 	}
-	printf("%d visits\n", WAVES * THREADS * VISITS);
+	printf("%d visits\n", waves * n * VISITS);
 	return 0;
 }
