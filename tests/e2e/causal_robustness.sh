@@ -102,7 +102,7 @@ if [ ! -x "$lever" ] && [ ! -f "$runtime" ]; then
 fi
 
 programs=(prodcons sigprof_handler fork_exec threads1000 exit_thread cxx_threads sleeps
-	rwlock_barrier_sem eintr_waits sigwait_prof)
+	rwlock_barrier_sem eintr_waits sigwait_prof progress_threads fd_budget)
 [ -x "$progs/coz_compat" ] && programs+=(coz_compat)
 for sampler in perf timer; do
 	for p in "${programs[@]}"; do

@@ -13,7 +13,7 @@ function(causal_program name src)
 endfunction()
 
 foreach(name prodcons pingpong sigprof_handler fork_exec threads1000 exit_thread
-    rwlock_barrier_sem sleeps eintr_waits sigwait_prof progress_threads)
+    rwlock_barrier_sem sleeps eintr_waits sigwait_prof progress_threads fd_budget)
   causal_program(${name} ${CMAKE_SOURCE_DIR}/tests/programs/causal/${name}.c)
 endforeach()
 causal_program(cxx_threads ${CMAKE_SOURCE_DIR}/tests/programs/causal/cxx_threads.cpp)

@@ -321,9 +321,22 @@ static void emit_line_samples(struct line_info *li, void *ctx)
  */
 static void write_samples_records(void)
 {
-	output_printf("runtime\ttime=%llu\tdelay=%llu\n",
-		      (unsigned long long)(time_monotonic_ns() - rt.start_ns),
-		      (unsigned long long)stats.paid_ns);
+	uint64_t fallback = atomic_load(&rt.timer_fallback_threads);
+
+	/*
+	 * The startup record names the sampler the run began with; once threads
+	 * past the perf sampler's descriptor budget were sampled by the timer
+	 * sampler (sampler.c), the runtime records say so from then on.
+	 */
+	if (fallback)
+		output_printf("runtime\ttime=%llu\tdelay=%llu\tsampler=perf+timer\t"
+			      "timer-threads=%llu\n",
+			      (unsigned long long)(time_monotonic_ns() - rt.start_ns),
+			      (unsigned long long)stats.paid_ns, (unsigned long long)fallback);
+	else
+		output_printf("runtime\ttime=%llu\tdelay=%llu\n",
+			      (unsigned long long)(time_monotonic_ns() - rt.start_ns),
+			      (unsigned long long)stats.paid_ns);
 	linemap_foreach_line(emit_line_samples, NULL);
 	output_flush();
 }

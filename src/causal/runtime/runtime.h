@@ -58,8 +58,9 @@ struct thread_state {
 	int perf_fd; /* -1 when not sampling with perf */
 	void *ring;  /* perf mmap area (header page + data) */
 	size_t ring_size;
-	int batch_fd;  /* perf task-clock event that signals every batch */
-	timer_t timer; /* timer sampler */
+	int batch_fd;	 /* perf task-clock event that signals every batch */
+	bool perf_share; /* holds a share of the perf sampler's descriptor budget */
+	timer_t timer;	 /* timer sampler */
 	bool timer_armed;
 	uint64_t timer_armed_cpu_ns;  /* thread CPU time when the timer was (re)armed */
 	uint64_t timer_periods;	      /* periods its samples stood for since then */
@@ -158,6 +159,8 @@ struct runtime {
 	_Atomic uint64_t end_request; /* end-of-experiment catch-up requests */
 
 	const char *sampler_name; /* "perf" or "timer" */
+	/* threads sampled by the timer sampler because perf's descriptor budget was spent */
+	_Atomic uint64_t timer_fallback_threads;
 	_Atomic uint64_t total_samples;
 	_Atomic uint64_t in_scope_samples;
 	_Atomic uint64_t lost_samples;

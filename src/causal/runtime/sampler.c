@@ -15,10 +15,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/perf_event.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
@@ -31,6 +33,46 @@
 #define RING_DATA_PAGES 8
 
 char lever_timer_marker, lever_request_marker, lever_poke_marker;
+
+/*
+ * The descriptor budget (issue 14 point 3). The perf sampler holds two
+ * descriptors per thread; a program with hundreds of threads would lose
+ * that many of its own to lever (400 threads under `ulimit -n 1024` left it
+ * 216 files of 600). lever's perf descriptors are capped at a sixteenth of
+ * the soft RLIMIT_NOFILE in force when a thread starts (64 of 1024: 32
+ * threads); threads past it are sampled by the timer sampler, which needs
+ * none. The profile says so (rt.timer_fallback_threads, written in the
+ * runtime records) and -v tells once.
+ */
+#define PERF_FDS_PER_THREAD 2
+#define PERF_FD_SHARE	    16
+
+static _Atomic int perf_fds_held;
+
+static int perf_fd_cap(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+		return INT_MAX;
+	return (int)(rl.rlim_cur / PERF_FD_SHARE);
+}
+
+/* Takes the perf sampler's share of descriptors for a thread, or says there is none left. */
+static bool perf_fds_take(void)
+{
+	int cap = perf_fd_cap();
+
+	if (atomic_fetch_add(&perf_fds_held, PERF_FDS_PER_THREAD) + PERF_FDS_PER_THREAD <= cap)
+		return true;
+	atomic_fetch_sub(&perf_fds_held, PERF_FDS_PER_THREAD);
+	if (atomic_fetch_add(&rt.timer_fallback_threads, 1) == 0)
+		LOG_INFO("more than %d threads sampled at once: the perf sampler would take more "
+			 "than %d of the program's %d descriptors; further threads use the timer "
+			 "sampler\n",
+			 cap / PERF_FDS_PER_THREAD, cap, cap * PERF_FD_SHARE);
+	return false;
+}
 
 static _Atomic int perf_refused;
 static _Atomic int perf_errno;
@@ -62,6 +104,10 @@ static void close_perf(struct thread_state *t)
 		close(t->batch_fd);
 	t->perf_fd = -1;
 	t->batch_fd = -1;
+	if (t->perf_share) {
+		atomic_fetch_sub(&perf_fds_held, PERF_FDS_PER_THREAD);
+		t->perf_share = false;
+	}
 }
 
 static bool perf_start(struct thread_state *t)
@@ -161,9 +207,12 @@ bool sampler_start(struct thread_state *t)
 		return true;
 	if (!page_size)
 		page_size = (size_t)sysconf(_SC_PAGESIZE);
-	if (!rt.cfg.force_timer && !atomic_load(&perf_refused)) {
+	t->perf_share = false;
+	if (!rt.cfg.force_timer && !atomic_load(&perf_refused) && perf_fds_take()) {
+		t->perf_share = true;
 		if (perf_start(t))
 			return true;
+		close_perf(t);
 		/* perf_event_open refused (container, paranoid level...): fall back. */
 		if (!atomic_exchange(&perf_refused, 1))
 			LOG_WARN("perf_event_open refused (%s); using the timer sampler\n",
