@@ -5,7 +5,8 @@
 # neither crash nor hang, and leave a profile starting with a startup record,
 # with samples in the program's own lines and experiments whose durations are
 # all positive. The programs include the transparency cases of issue 14:
-# waits lever's signals must not end with EINTR (eintr_waits), the program's
+# waits lever's signals must not end with EINTR (eintr_waits, and built with
+# _FORTIFY_SOURCE: eintr_waits_fortified), the program's
 # own SIGPROF collected with sigwait (sigwait_prof), lever's descriptors out
 # of the program's budget (fd_budget), --progress in threads
 # (progress_threads), and experiments of a few ms.
@@ -99,7 +100,7 @@ check() {
 	# for these workloads (fewest seen: 5 on a loaded 2-CPU machine).
 	local experiments samples
 	experiments=$(grep -c '^experiment' "$dir/p.coz")
-	samples=$(in_scope_samples "$dir/p.coz" "$name")
+	samples=$(in_scope_samples "$dir/p.coz" "${name%_fortified}")
 	if [ "$samples" -lt 1 ]; then
 		fail "$name ($sampler): no samples in $name's source lines"
 		return
@@ -137,7 +138,7 @@ if [ ! -x "$lever" ] && [ ! -f "$runtime" ]; then
 fi
 
 programs=(prodcons sigprof_handler fork_exec threads1000 exit_thread cxx_threads sleeps
-	rwlock_barrier_sem eintr_waits sigwait_prof progress_threads fd_budget)
+	rwlock_barrier_sem eintr_waits eintr_waits_fortified sigwait_prof progress_threads fd_budget)
 [ -x "$progs/coz_compat" ] && programs+=(coz_compat)
 for sampler in perf timer; do
 	for p in "${programs[@]}"; do

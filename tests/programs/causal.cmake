@@ -17,6 +17,9 @@ foreach(name prodcons pingpong sigprof_handler fork_exec threads1000 exit_thread
   causal_program(${name} ${CMAKE_SOURCE_DIR}/tests/programs/causal/${name}.c)
 endforeach()
 causal_program(cxx_threads ${CMAKE_SOURCE_DIR}/tests/programs/causal/cxx_threads.cpp)
+# The same waits through glibc's _FORTIFY_SOURCE checking variants.
+causal_program(eintr_waits_fortified ${CMAKE_SOURCE_DIR}/tests/programs/causal/eintr_waits.c)
+target_compile_definitions(causal_prog_eintr_waits_fortified PRIVATE _FORTIFY_SOURCE=2)
 # Written for Coz: includes Debian's /usr/include/coz.h (package coz-profiler).
 if(EXISTS /usr/include/coz.h)
   causal_program(coz_compat ${CMAKE_SOURCE_DIR}/tests/programs/causal/coz_compat.c)

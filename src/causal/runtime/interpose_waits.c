@@ -168,11 +168,10 @@ LEVER_EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 	return poll_restarting(fds, n, timeout, CALLER());
 }
 
-LEVER_EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
-		       const sigset_t *mask)
+static int ppoll_restarting(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
+			    const sigset_t *mask, const void *ra)
 {
 	__typeof__(&ppoll) real = real_ppoll();
-	const void *ra = CALLER();
 	uint64_t deadline = deadline_ts(timeout);
 	struct timespec left;
 	int saved = errno;
@@ -190,6 +189,12 @@ LEVER_EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *time
 		}
 	}
 	return r;
+}
+
+LEVER_EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
+		       const sigset_t *mask)
+{
+	return ppoll_restarting(fds, n, timeout, mask, CALLER());
 }
 
 LEVER_EXPORT int select(int n, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *tv)
@@ -344,12 +349,14 @@ static bool socket_call_again(int fd, bool output, uint64_t start, int timed_out
 	return true;
 }
 
-/* Defines a socket-style call NAME(fd, ...) made again while only lever interrupts it. */
+/*
+ * Defines name_restarting(params..., ra), a socket-style call NAME(fd, ...)
+ * made again while only lever interrupts it, and the exported NAME.
+ */
 #define SOCKET_CALL(type, name, output, params, args)                                              \
-	LEVER_EXPORT type name params                                                              \
+	static type name##_restarting(SOCKET_PARAMS params, const void *ra)                        \
 	{                                                                                          \
 		__typeof__(&name) real = real_##name();                                            \
-		const void *ra = CALLER();                                                         \
 		uint64_t start = time_monotonic_ns();                                              \
 		type r;                                                                            \
                                                                                                    \
@@ -364,7 +371,13 @@ static bool socket_call_again(int fd, bool output, uint64_t start, int timed_out
 			if (!socket_call_again(fd, output, start, EAGAIN, ra))                     \
 				return -1;                                                         \
 		}                                                                                  \
+	}                                                                                          \
+	LEVER_EXPORT type name params                                                              \
+	{                                                                                          \
+		return name##_restarting(SOCKET_ARGS args, CALLER());                              \
 	}
+#define SOCKET_PARAMS(...) __VA_ARGS__
+#define SOCKET_ARGS(...)   __VA_ARGS__
 
 SOCKET_CALL(ssize_t, read, false, (int fd, void *buf, size_t n), (fd, buf, n))
 SOCKET_CALL(ssize_t, write, true, (int fd, const void *buf, size_t n), (fd, buf, n))
@@ -507,4 +520,80 @@ LEVER_EXPORT int pause(void)
 	while (lever_interrupted(r = real(), ra, NULL))
 		errno = saved;
 	return r;
+}
+
+/*
+ * _FORTIFY_SOURCE builds call the checking variants, which glibc implements
+ * with its internal calls, past the wrappers above. The check is theirs:
+ * when it would fail, the real variant is called to fail the same way;
+ * otherwise the call goes through the wrapper.
+ */
+extern int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fds_len);
+extern int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
+		       const sigset_t *mask, size_t fds_len);
+extern ssize_t __read_chk(int fd, void *buf, size_t n, size_t buf_len);
+extern ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buf_len, int flags);
+extern ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buf_len, int flags,
+			      struct sockaddr *from, socklen_t *from_len);
+
+REAL(__poll_chk, "GLIBC_2.16")
+REAL(__ppoll_chk, "GLIBC_2.16")
+REAL(__read_chk, "GLIBC_2.4")
+REAL(__recv_chk, "GLIBC_2.4")
+REAL(__recvfrom_chk, "GLIBC_2.4")
+
+__attribute__((constructor)) static void interpose_waits_resolve_chk(void)
+{
+	(void)real___poll_chk();
+	(void)real___ppoll_chk();
+	(void)real___read_chk();
+	(void)real___recv_chk();
+	(void)real___recvfrom_chk();
+}
+
+LEVER_EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fds_len)
+{
+	__typeof__(&__poll_chk) real = real___poll_chk();
+
+	if (fds_len / sizeof(*fds) < n && real)
+		return real(fds, n, timeout, fds_len);
+	return poll_restarting(fds, n, timeout, CALLER());
+}
+
+LEVER_EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
+			     const sigset_t *mask, size_t fds_len)
+{
+	__typeof__(&__ppoll_chk) real = real___ppoll_chk();
+
+	if (fds_len / sizeof(*fds) < n && real)
+		return real(fds, n, timeout, mask, fds_len);
+	return ppoll_restarting(fds, n, timeout, mask, CALLER());
+}
+
+LEVER_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buf_len)
+{
+	__typeof__(&__read_chk) real = real___read_chk();
+
+	if (n > buf_len && real)
+		return real(fd, buf, n, buf_len);
+	return read_restarting(fd, buf, n, CALLER());
+}
+
+LEVER_EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buf_len, int flags)
+{
+	__typeof__(&__recv_chk) real = real___recv_chk();
+
+	if (n > buf_len && real)
+		return real(fd, buf, n, buf_len, flags);
+	return recv_restarting(fd, buf, n, flags, CALLER());
+}
+
+LEVER_EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buf_len, int flags,
+				    struct sockaddr *from, socklen_t *from_len)
+{
+	__typeof__(&__recvfrom_chk) real = real___recvfrom_chk();
+
+	if (n > buf_len && real)
+		return real(fd, buf, n, buf_len, flags, from, from_len);
+	return recvfrom_restarting(fd, buf, n, flags, from, from_len, CALLER());
 }

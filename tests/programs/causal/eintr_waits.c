@@ -36,6 +36,14 @@
 #define ROUNDS	   3
 #define TIMEOUT_MS 150
 
+/*
+ * Sizes the compiler cannot see, so that a _FORTIFY_SOURCE build
+ * (eintr_waits_fortified) calls glibc's checking variants (__poll_chk,
+ * __read_chk, __recv_chk...), which lever must cover too.
+ */
+static volatile nfds_t one_fd = 1;
+static volatile size_t one_byte = 1;
+
 static atomic_int waiting_done;
 static atomic_int polling_woke;
 static volatile sig_atomic_t usr1_seen;
@@ -112,7 +120,7 @@ static int do_poll(void *ctx)
 {
 	struct pollfd p = {.fd = *(int *)ctx, .events = POLLIN};
 
-	return result(poll(&p, 1, TIMEOUT_MS));
+	return result(poll(&p, one_fd, TIMEOUT_MS));
 }
 
 static int do_ppoll(void *ctx)
@@ -120,7 +128,7 @@ static int do_ppoll(void *ctx)
 	struct pollfd p = {.fd = *(int *)ctx, .events = POLLIN};
 	struct timespec ts = timeout_ts();
 
-	return result(ppoll(&p, 1, &ts, NULL));
+	return result(ppoll(&p, one_fd, &ts, NULL));
 }
 
 static int do_select(void *ctx)
@@ -163,14 +171,14 @@ static int do_recv(void *ctx)
 {
 	char c;
 
-	return result((int)recv(*(int *)ctx, &c, 1, 0));
+	return result((int)recv(*(int *)ctx, &c, one_byte, 0));
 }
 
 static int do_read_socket(void *ctx)
 {
 	char c;
 
-	return result((int)read(*(int *)ctx, &c, 1));
+	return result((int)read(*(int *)ctx, &c, one_byte));
 }
 
 static int do_recvmsg(void *ctx)
