@@ -343,6 +343,34 @@ void progress_thread_stop(struct thread_state *t)
 	bank_lock_release();
 }
 
+/*
+ * In a forked child, for a thread of the parent: closes its uprobe counters
+ * (their counts are the parent's). The locks may have been held by a thread
+ * that does not exist here: they start free.
+ */
+void progress_forget_after_fork(struct thread_state *t)
+{
+	atomic_store(&t->bp_lock, 0);
+	for (int i = 0; i < LEVER_MAX_THREAD_BREAKPOINTS; i++) {
+		if (t->bp_fd[i] >= 0)
+			close(t->bp_fd[i]);
+		t->bp_fd[i] = -1;
+	}
+}
+
+/*
+ * First thing in a forked child: the profiler thread (summing counts) or
+ * another thread (registering a point) may have held a lock at the fork,
+ * and they do not exist here.
+ */
+void progress_after_fork_child(struct thread_state *self)
+{
+	atomic_store(&bank_lock, 0);
+	atomic_store(&points_lock, 0);
+	if (self)
+		atomic_store(&self->bp_lock, 0);
+}
+
 struct slot_sum {
 	int slot;
 	uint64_t total;

@@ -216,6 +216,8 @@ bool threads_exit_record(pthread_t th, uint64_t *local, uint64_t *epoch, uint64_
 /* ---- sampling (sampler.c) ---- */
 bool sampler_start(struct thread_state *t);
 void sampler_stop(struct thread_state *t);
+/* In a forked child, for a thread of the parent: closes what it held. */
+void sampler_forget_after_fork(struct thread_state *t);
 /* Pauses/resumes sampling on the calling thread (around sleeps). */
 void sampler_pause(struct thread_state *t);
 void sampler_resume(struct thread_state *t);

@@ -222,6 +222,13 @@ bool sampler_start(struct thread_state *t)
 	return timer_start(t);
 }
 
+/* In a forked child, for a thread of the parent: its descriptors and ring, not its timer. */
+void sampler_forget_after_fork(struct thread_state *t)
+{
+	close_perf(t);
+	t->timer_armed = false; /* POSIX timers are not inherited */
+}
+
 void sampler_stop(struct thread_state *t)
 {
 	if (t->timer_armed) {

@@ -395,14 +395,23 @@ unsigned threads_live(void)
 	return atomic_load(&live_threads);
 }
 
-/* After fork the child has only the forking thread; forget the others. */
+/*
+ * After fork the child has only the forking thread; forget the others, and
+ * close the sampler and breakpoint descriptors they held: they came along
+ * into the child's descriptor table (2 per thread with perf).
+ */
 void threads_after_fork_child(struct thread_state *self)
 {
 	for (size_t i = 0; i < LEVER_MAX_THREADS; i++) {
 		struct thread_state *t = &thread_table[i];
 
-		if (t != self)
-			atomic_store(&t->used, 0);
+		if (t == self)
+			continue;
+		if (atomic_load(&t->used)) {
+			sampler_forget_after_fork(t);
+			progress_forget_after_fork(t);
+		}
+		atomic_store(&t->used, 0);
 	}
 	atomic_store(&live_threads, self ? 1 : 0);
 	if (self)

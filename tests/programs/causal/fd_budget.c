@@ -4,8 +4,11 @@
  * soft RLIMIT_NOFILE of 1024 (lowered here if higher), 400 live threads
  * that compute, then the main thread opens 600 files. Bare that always
  * works; the perf sampler used to hold two descriptors per thread and left
- * the program 216. Prints how many files it could open and OK.
+ * the program 216. Then a child forked beside the threads counts its
+ * descriptors: the threads' sampler descriptors must not follow it. Prints
+ * how many files it could open, the child's count, and OK.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -14,6 +17,7 @@
 #include <stdio.h>
 #include <time.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <lever.h>
@@ -40,6 +44,49 @@ static void *worker(void *arg)
 	while (!atomic_load(&release))
 		nanosleep(&tick, NULL);
 	return NULL;
+}
+
+/* Descriptors open in this process (/proc/self/fd, less the one reading it). */
+static int open_descriptors(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n - 1;
+}
+
+/*
+ * A child forked while the threads live has only the forking thread: the
+ * other threads' sampler descriptors must not follow it into its budget.
+ */
+static int child_descriptors(void)
+{
+	int pipefd[2], n = -1;
+	pid_t pid;
+
+	if (pipe(pipefd) != 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(pipefd[0]);
+		n = open_descriptors() - 1; /* less the pipe's write end */
+		if (write(pipefd[1], &n, sizeof(n)) != sizeof(n))
+			_exit(1);
+		_exit(0);
+	}
+	close(pipefd[1]);
+	if (pid < 0 || read(pipefd[0], &n, sizeof(n)) != sizeof(n))
+		n = -1;
+	close(pipefd[0]);
+	waitpid(pid, NULL, 0);
+	return n;
 }
 
 int main(void)
@@ -70,6 +117,7 @@ int main(void)
 	for (int i = 0; i < FILES; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
+	printf("a child forked beside them has %d descriptors\n", child_descriptors());
 	atomic_store(&release, 1);
 	for (int i = 0; i < created; i++)
 		pthread_join(threads[i], NULL);
