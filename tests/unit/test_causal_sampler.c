@@ -277,6 +277,33 @@ static void samples_before_the_start_add_nothing(void **state)
 	assert_int_equal(t.local, (300000 + 2 * PERIOD_NS) * DELAY_NS / PERIOD_NS);
 }
 
+/*
+ * Samples processed while the experiment ends (the catch-up request) count
+ * for the part of their period before its end; an untimed one no longer.
+ */
+static void samples_while_ending_count_until_the_end(void **state)
+{
+	const uint64_t start = 10 * 1000000000ull, end = start + 20 * PERIOD_NS;
+	struct thread_state t;
+
+	running_experiment(&selected_line);
+	atomic_store(&rt.experiment_start_ns, start);
+	atomic_store(&rt.experiment_end_ns, end);
+	atomic_store(&rt.active, EXPERIMENT_ENDING);
+	memset(&t, 0, sizeof(t));
+	t.perf_fd = -1;
+	t.batch_fd = -1;
+	t.epoch = 1;
+	buffer_sample(&t, end - 300000, 1); /* wholly before the end */
+	samples_process(&t);
+	assert_int_equal(t.local, DELAY_NS);
+	buffer_sample(&t, end + 400000, 1);	   /* 0.6 of its period before the end */
+	buffer_sample(&t, end + 2 * PERIOD_NS, 1); /* after it */
+	buffer_sample(&t, 0, 1);		   /* time unknown */
+	samples_process(&t);
+	assert_int_equal(t.local, DELAY_NS + 600000 * DELAY_NS / PERIOD_NS);
+}
+
 /* A thread's tail counts only from the experiment's start, read on both sides. */
 static void tail_before_the_start_is_cut(void **state)
 {
@@ -304,6 +331,7 @@ int main(void)
 	    cmocka_unit_test(tail_elsewhere_or_between_experiments),
 	    cmocka_unit_test(perf_tail_in_selected_line),
 	    cmocka_unit_test(samples_before_the_start_add_nothing),
+	    cmocka_unit_test(samples_while_ending_count_until_the_end),
 	    cmocka_unit_test(tail_before_the_start_is_cut),
 	};
 

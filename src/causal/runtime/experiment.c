@@ -229,6 +229,7 @@ static void run_experiment(struct line_info *line, unsigned speedup)
 	s0 = atomic_load(&line->samples);
 	t0 = time_monotonic_ns();
 	atomic_store(&rt.experiment_start_ns, t0);
+	atomic_store(&rt.experiment_end_ns, 0);
 	atomic_store(&rt.epoch_global, g0);
 	atomic_fetch_add(&rt.epoch, 1);
 	atomic_store(&rt.active, EXPERIMENT_RUNNING);
@@ -239,6 +240,7 @@ static void run_experiment(struct line_info *line, unsigned speedup)
 	else
 		cut_short = !nap(length_ns);
 
+	atomic_store(&rt.experiment_end_ns, time_monotonic_ns());
 	atomic_store(&rt.active, EXPERIMENT_ENDING);
 	g1 = atomic_load(&rt.global);
 	min_local = settle_delays(g1);

@@ -152,6 +152,7 @@ struct runtime {
 	_Atomic int active;	       /* EXPERIMENT_IDLE, _RUNNING or _ENDING */
 	_Atomic uint64_t delay_ns;     /* d of the running experiment (per selected sample) */
 	_Atomic uint64_t experiment_start_ns; /* CLOCK_MONOTONIC: samples before it add nothing */
+	_Atomic uint64_t experiment_end_ns;   /* when it began to end, or 0 while it runs */
 	_Atomic uint64_t arrivals_exited;     /* arrivals of threads that have exited */
 	_Atomic uint64_t arrival_lines;	      /* line samples in threads that have arrivals */
 	struct line_info *_Atomic selected;

@@ -290,23 +290,27 @@ static void note_arrival_thread_line(struct line_info *li, uint32_t weight)
 /*
  * The virtual speedup of a selected-line sample taken at sample_ns (0: time
  * unknown) standing for weight periods that ended then: only the part of
- * those periods after the experiment's start counts. A batch processed just
- * after the start holds samples of up to a batch (10 ms) before it, and with
- * experiments of a few ms their pauses made the effective duration negative.
+ * those periods within the experiment counts, from its start to its end
+ * (0 while it runs). A batch processed just after the start holds samples of
+ * up to a batch (10 ms) before it, and with experiments of a few ms their
+ * pauses made the effective duration negative; a batch processed while the
+ * experiment ends (the catch-up request) holds samples from within it.
  */
 static uint64_t sample_speedup_ns(uint64_t sample_ns, uint32_t weight)
 {
 	uint64_t start = atomic_load_explicit(&rt.experiment_start_ns, memory_order_relaxed);
+	uint64_t end = atomic_load_explicit(&rt.experiment_end_ns, memory_order_relaxed);
 	uint64_t d = atomic_load_explicit(&rt.delay_ns, memory_order_relaxed);
 	uint64_t covered = (uint64_t)weight * rt.cfg.period_ns;
+	uint64_t lo, hi;
 
 	if (!sample_ns)
 		return weight * d;
-	if (sample_ns <= start)
-		return 0;
-	if (sample_ns - start < covered)
-		covered = sample_ns - start;
-	return covered * d / rt.cfg.period_ns;
+	lo = sample_ns > covered ? sample_ns - covered : 0;
+	if (lo < start)
+		lo = start;
+	hi = end && end < sample_ns ? end : sample_ns;
+	return hi > lo ? (hi - lo) * d / rt.cfg.period_ns : 0;
 }
 
 static void account_sample(struct thread_state *t, uintptr_t ip, const uintptr_t *chain,
@@ -329,7 +333,8 @@ static void account_sample(struct thread_state *t, uintptr_t ip, const uintptr_t
 	else
 		atomic_fetch_add_explicit(&li->other_samples, weight, memory_order_relaxed);
 	state = atomic_load_explicit(&rt.active, memory_order_acquire);
-	if (state == EXPERIMENT_RUNNING) {
+	/* ending: samples of known time still count for their part before the end */
+	if (state == EXPERIMENT_RUNNING || (state == EXPERIMENT_ENDING && sample_ns)) {
 		if (li == atomic_load_explicit(&rt.selected, memory_order_relaxed)) {
 			delays_sync_epoch(t);
 			t->local += sample_speedup_ns(sample_ns, weight);
