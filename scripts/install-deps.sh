@@ -2,11 +2,15 @@
 # Install the Debian packages lever needs to build and test, if missing
 # (jq: the e2e tests check JSON output with it; dpkg-dev and tcl: the
 # stabilizer_debian test unpacks Debian sources and builds sqlite3's
-# amalgamation with tclsh).
+# amalgamation with tclsh; lld: stabilizer_cc links with it; gdb:
+# stabilizer_code checks gdb unwinds through moved code; xz-utils, bzip2,
+# python3: programs stabilize_programs runs under the shuffling heap).
+# A test whose dependency is missing reports Skipped (a failure under CI=true).
 # Idempotent; works as root or through sudo.
 set -eu
 PKGS="build-essential cmake pkg-config clang libdw-dev libelf-dev libcapstone-dev libgsl-dev
-libcmocka-dev libjansson-dev coz-profiler gcc-12-plugin-dev llvm-14-dev jq dpkg-dev tcl"
+libcmocka-dev libjansson-dev coz-profiler gcc-12-plugin-dev llvm-14-dev jq dpkg-dev tcl
+lld gdb xz-utils bzip2 python3"
 # --bench: the peers and targets of bench/ (hyperfine, xz for the
 # comparisons, linux-perf for the counters of bench/stabilizer/run.sh);
 # --browser: headless Chromium.

@@ -11,7 +11,9 @@
 #              3 truth runs, short profiles, 1 overhead round
 # -p LIST      programs, comma-separated (default: all seven)
 # -o OUT       the report (default bench/results/causal.md; --quick: WORKDIR/causal.md)
-# -w WORKDIR   binaries, profiles and raw data (default BUILD/bench-causal)
+# -w WORKDIR   binaries, profiles and raw data (default BUILD/bench-causal);
+#              the default report's raw data (WORKDIR/data) is also copied to
+#              bench/results/causal-raw, to be committed with it
 # -b BUILD2    also profile with a second lever build, in the same cycles
 #              (before/after comparisons of the runtime; reported as lever2)
 # --no-overhead / --no-accuracy   skip one half
@@ -301,5 +303,12 @@ cycles	$cycles
 ovh_reps	$ovh_reps
 EOF
 python3 "$here/analyze.py" tables "$data" >"$out"
+# The committed report keeps its raw data beside it, so that
+# bench/results/regenerate.sh can rebuild it (analyze.py tables causal-raw).
+if [ "$out" = "$repo/bench/results/causal.md" ]; then
+	rm -rf "$repo/bench/results/causal-raw"
+	cp -r "$data" "$repo/bench/results/causal-raw"
+	echo "== raw data: $repo/bench/results/causal-raw"
+fi
 cat "$out"
 echo "== report: $out"

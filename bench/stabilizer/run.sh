@@ -24,6 +24,9 @@ set -euo pipefail
 export LC_ALL=C # $EPOCHREALTIME and awk with a decimal point
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+# shellcheck source=tables.sh
+. "$here/tables.sh"
 
 usage() {
 	cat <<EOF
@@ -366,24 +369,10 @@ run_suite() {
 
 # ------------------------------------------------------------ report
 
+# The table itself: bench/stabilizer/tables.sh (shared with
+# bench/results/regenerate.sh, which rebuilds it from the raw data).
 overhead_table() {
-	local c p
-	printf '| program | heap | code | stack | all |\n|---|--:|--:|--:|--:|\n'
-	for p in "${selected[@]}"; do
-		printf '| %s |' "$p"
-		for c in "${overhead_configs[@]}"; do
-			jq -r --arg p "$p" '.benchmarks[] | select(.benchmark == $p) | .time_ratio' \
-				"$raw/overhead-$c.json" | xargs printf ' %.3f |'
-		done
-		echo
-	done
-	for stat in median max; do
-		printf '| **%s** |' "$stat"
-		for c in "${overhead_configs[@]}"; do
-			jq -r ".time_ratio.$stat" "$raw/overhead-$c.json" | xargs printf ' **%.3f** |'
-		done
-		echo
-	done
+	stabilizer_overhead_table "$raw"
 }
 
 overhead_worst_text() {
@@ -425,7 +414,7 @@ write_report() {
 		echo
 		echo "Written by \`bench/stabilizer/run.sh\`; the analysis is \`lever compare --suite\` on the CSV files in the raw data directory."
 		echo "Times are the wall time of each run of \`programs_run\` (bash \`\$EPOCHREALTIME\` around it; at size bench that is one process of the program), after one untimed run per program and part."
-		echo "Figures were taken on a shared machine unless it was idle; re-run for an idle one."
+		echo "Load average (1, 5, 15 min) at the start: $load_start; at the end: $(cut -d' ' -f1-3 /proc/loadavg)."
 		echo
 		machine
 		printf -- '- re-randomization interval: %s (`lever stabilize --interval=%s`), %s in the overhead part; build time %s s\n' \

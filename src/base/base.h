@@ -57,6 +57,39 @@ double rng_double(struct rng *r);
 #define FNV1A_INIT 0xcbf29ce484222325ULL
 /* FNV-1a of n bytes at p, continuing from h (FNV1A_INIT to start). */
 uint64_t fnv1a(uint64_t h, const void *p, size_t n);
+/*
+ * x with every input bit spread over every output bit (MurmurHash3's 64-bit
+ * finalizer), so that h & (size - 1) indexes a power-of-two hash table well
+ * even for keys that differ only in their high bits. A bijection; 0 maps to 0.
+ */
+uint64_t hash_u64(uint64_t x);
+
+/*
+ * --- interned strings (these allocate: analysis side only, never in a signal
+ * handler or on a hot path) ---
+ * Ids run 0..n-1 in order of first appearance. A zeroed table is empty.
+ */
+struct string_table {
+	char **text;	  /* text[id]: the string, NUL-terminated */
+	uint64_t *hashes; /* hashes[id] */
+	size_t n, cap;
+	uint32_t *slots; /* id + 1; 0 = empty */
+	size_t n_slots;
+};
+
+void string_table_init(struct string_table *t);
+void string_table_free(struct string_table *t);
+/* Id of s[0..len), adding a copy if new; UINT32_MAX when out of memory. */
+uint32_t string_table_intern(struct string_table *t, const char *s, size_t len);
+/* Id of s[0..len), or UINT32_MAX if absent. */
+uint32_t string_table_find(const struct string_table *t, const char *s, size_t len);
+/* The string of id, or "" for an id not in the table. */
+const char *string_table_text(const struct string_table *t, uint32_t id);
+/*
+ * Hands the strings over (text[0..*n), each and the array to free()) and
+ * empties the table.
+ */
+char **string_table_release(struct string_table *t, size_t *n);
 
 /* --- strings --- */
 /* Copy at most size-1 bytes and always terminate; returns strlen(src). */

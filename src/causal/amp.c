@@ -123,11 +123,11 @@ static int fill_level(const struct causal_profile *p, struct causal_amp *a, size
 		bool any = false;
 
 		memset(sums, 0, (a->n_points ? a->n_points : 1) * sizeof(*sums));
-		for (size_t i = run->first_experiment;
-		     i < run->first_experiment + run->n_experiments; i++) {
+		/* runs that appended to one file at once interleave: pick this run's */
+		for (size_t i = 0; i < p->n_experiments && run->n_experiments; i++) {
 			const struct causal_experiment *e = &p->experiments[i];
 
-			if (!e->has_arrival_speedup ||
+			if (e->run != r || !e->has_arrival_speedup ||
 			    e->arrival_speedup_ns != lv->arrival_speedup_ns)
 				continue;
 			add_experiment(p, e, sums, lv);

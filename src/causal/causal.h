@@ -92,15 +92,15 @@ struct causal_run {
 	uint64_t period_ns;
 	bool has_seed;
 	uint64_t seed;
-	size_t first_experiment;
-	size_t n_experiments;
+	size_t n_experiments; /* not contiguous: runs appending at once interleave */
 };
 
 struct causal_read_stats {
-	uint64_t lines;		   /* lines read, including blank and bad ones */
-	uint64_t records;	   /* records understood */
-	uint64_t unknown_records;  /* lines with an unknown record type (skipped) */
-	uint64_t malformed;	   /* malformed lines (skipped) */
+	uint64_t lines;		  /* lines read, including blank and bad ones */
+	uint64_t records;	  /* records understood */
+	uint64_t unknown_records; /* lines with an unknown record type (skipped) */
+	uint64_t malformed;	  /* malformed lines (skipped) */
+	uint64_t cut_records; /* a last line without its end (skipped; counted in malformed too) */
 	uint64_t dropped_duration; /* experiments with duration <= 0 (dropped) */
 	uint64_t orphan_points;	   /* point records with no experiment before them */
 	uint64_t diagnostics_lost; /* diagnostics beyond CAUSAL_MAX_DIAGS */
@@ -412,5 +412,15 @@ int causal_amp_profiles_build(const struct causal_profile *p,
 void causal_amp_profiles_free(struct causal_amp_profiles *ap);
 /* True when some experiment sped a line up (not AMP alone). */
 bool causal_profile_has_line_speedups(const struct causal_profile *p);
+
+/*
+ * Before `lever causal` runs program with only its main executable in scope
+ * (scope_check.c): 0 when the source scope (tab-separated patterns, NULL for
+ * all) matches one of its source files and fixed_line (FILE:LINE, or NULL) is
+ * a line with code among them, or when it has no line information (the
+ * runtime explains that); -1 after printing why not and what files it has.
+ */
+int causal_check_program_scope(const char *who, const char *program, const char *debug_root,
+			       const char *source_scope, const char *fixed_line);
 
 #endif

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "cli/bench_common.h"
-#include "stabilizer/cc/cc.h"
+#include "stabilizer/cc/wrapper.h"
 
 /* ------------------------------------------------------------ the program */
 

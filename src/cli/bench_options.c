@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "cli/bench_common.h"
-#include "stabilizer/runtime/stabilizer.h"
+#include "stabilizer/runtime/settings.h"
 
 enum {
 	OPT_MIN_TIME = 0x100,

@@ -22,8 +22,8 @@
 #include <unistd.h>
 
 #include "cli/bench_common.h"
-#include "cli/launch.h"
-#include "stabilizer/runtime/stabilizer.h"
+#include "launch/launch.h"
+#include "stabilizer/runtime/settings.h"
 
 extern char **environ;
 
@@ -156,7 +156,7 @@ static int prepare_preload(struct bench_session *s)
 	char *value;
 	int n;
 
-	if (launch_find_runtime(s->name, STABILIZER_RUNTIME_NAME, runtime))
+	if (launch_find_runtime(s->name, LAUNCH_STABILIZER_RUNTIME, runtime))
 		return 1;
 	value = launch_preload_value(getenv("LD_PRELOAD"), runtime);
 	if (!value) {

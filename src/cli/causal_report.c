@@ -5,7 +5,6 @@
  * The analysis itself is in src/causal.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,12 +13,10 @@
 #include "base/base.h"
 #include "causal/causal.h"
 #include "cli/commands.h"
+#include "cli/options.h"
+#include "report/report.h"
 
-#define EXIT_USAGE 2
-
-static const char report_usage[] =
-    "usage: lever causal report [OPTIONS] [PROFILE...]\n"
-    "\n"
+static const char report_description[] =
     "Summarise causal profiles (default ./profile.coz; several files are merged).\n"
     "Reads Coz's tab-separated format (lever's and Coz's profiles) and Coz's JSON\n"
     "Lines, told apart per file. For each line: the predicted program speedup at\n"
@@ -31,30 +28,9 @@ static const char report_usage[] =
     "point, throughput or latency at each arrival speedup with 95% CIs over runs,\n"
     "and relative to arrival speedup 0; then one causal profile per load level,\n"
     "each line's curve against its own same-load baseline (in the table, in JSON\n"
-    "and as charts in the HTML page).\n"
-    "\n"
-    "  --sort KEY              rank by slope (default; the paper), impact (Coz's\n"
-    "                          viewer: area under the curve) or name\n"
-    "  --min-speedups N        distinct speedups a line needs (default 5)\n"
-    "  --no-phase-correction   do not apply the phase correction (paper eq. 8)\n"
-    "  --no-trim               keep far-out experiments (by default an experiment\n"
-    "                          whose cost per visit lies beyond 3 IQR past the\n"
-    "                          quartiles of its speedup's experiments is set aside:\n"
-    "                          something outside the program stalled it)\n"
-    "  --seed N                seed of the bootstrap (default 0; same seed, same output)\n"
-    "  --resamples N           bootstrap resamples (default 1000)\n"
-    "  --confidence P          confidence level in percent (default 95)\n"
-    "  --top N                 lines per progress point in the table (default 10;\n"
-    "                          0 = all); --json and --html always have all\n"
-    "  --detail                also print each line's points with their intervals\n"
-    "  --ascii                 draw curves in ASCII (default when the locale is\n"
-    "                          not UTF-8)\n"
-    "  --json                  print the report as JSON instead of the table\n"
-    "                          (doc/formats/causal-report-json.md)\n"
-    "  --html FILE             also write a self-contained HTML page with a chart\n"
-    "                          per line\n"
-    "  --strict                fail on the first malformed line instead of skipping it\n"
-    "  -h, --help              show this help\n";
+    "and as charts in the HTML page).\n";
+
+static const char *const sort_keys[] = {"slope", "impact", "name", NULL};
 
 struct report_options {
 	struct causal_summary_options summary;
@@ -62,131 +38,76 @@ struct report_options {
 	struct causal_read_options read;
 	bool json;
 	bool ascii_given;
+	bool force;
 	const char *html;
+	/* as parsed, before they are placed in summary and report */
+	int sort;
+	uint64_t min_speedups, top, seed, resamples, confidence;
 };
 
-enum {
-	ROPT_MIN_SPEEDUPS = 256,
-	ROPT_TOP,
-	ROPT_STRICT,
-	ROPT_SORT,
-	ROPT_NO_PHASE,
-	ROPT_NO_TRIM,
-	ROPT_SEED,
-	ROPT_RESAMPLES,
-	ROPT_CONFIDENCE,
-	ROPT_DETAIL,
-	ROPT_ASCII,
-	ROPT_JSON,
-	ROPT_HTML,
-};
-
-static const struct option report_long_options[] = {
-    {"min-speedups", required_argument, NULL, ROPT_MIN_SPEEDUPS},
-    {"top", required_argument, NULL, ROPT_TOP},
-    {"strict", no_argument, NULL, ROPT_STRICT},
-    {"sort", required_argument, NULL, ROPT_SORT},
-    {"no-phase-correction", no_argument, NULL, ROPT_NO_PHASE},
-    {"no-trim", no_argument, NULL, ROPT_NO_TRIM},
-    {"seed", required_argument, NULL, ROPT_SEED},
-    {"resamples", required_argument, NULL, ROPT_RESAMPLES},
-    {"confidence", required_argument, NULL, ROPT_CONFIDENCE},
-    {"detail", no_argument, NULL, ROPT_DETAIL},
-    {"ascii", no_argument, NULL, ROPT_ASCII},
-    {"json", no_argument, NULL, ROPT_JSON},
-    {"html", required_argument, NULL, ROPT_HTML},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
-
-static int report_usage_error(const char *fmt, const char *arg)
+/* Returns 0 with *first the first PROFILE, CLI_HELP after --help, or an exit status. */
+static int parse_report_options(struct report_options *o, int argc, char **argv, int *first)
 {
-	fprintf(stderr, "lever causal report: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nRun 'lever causal report --help' for usage.\n");
-	return EXIT_USAGE;
-}
+	const struct cli_option table[] = {
+	    CLI_ENUM(0, "sort", &o->sort, "KEY", sort_keys,
+		     "rank by slope (default; the paper), impact (Coz's\n"
+		     "viewer: area under the curve) or name"),
+	    CLI_UINT(0, "min-speedups", &o->min_speedups, "N", 1, 101,
+		     "distinct speedups a line needs (default 5)", .what = "1..101"),
+	    CLI_FLAG(0, "no-phase-correction", &o->summary.no_phase_correction,
+		     "do not apply the phase correction (paper eq. 8)"),
+	    CLI_FLAG(0, "no-trim", &o->summary.no_trim,
+		     "keep far-out experiments (by default an experiment\n"
+		     "whose cost per visit lies beyond 3 IQR past the\n"
+		     "quartiles of its speedup's experiments is set aside:\n"
+		     "something outside the program stalled it)"),
+	    CLI_UINT(0, "seed", &o->seed, "N", 0, INT64_MAX,
+		     "seed of the bootstrap (default 0; same seed, same output)",
+		     .what = "a seed (0..2^63-1)"),
+	    CLI_UINT(0, "resamples", &o->resamples, "N", 100, 1000000,
+		     "bootstrap resamples (default 1000)", .what = "100..1000000"),
+	    CLI_PERCENT(0, "confidence", &o->confidence, "P", 50, 99,
+			"confidence level in percent (default 95)", .what = "50..99"),
+	    CLI_UINT(0, "top", &o->top, "N", 0, 1000000000,
+		     "lines per progress point in the table (default 10;\n"
+		     "0 = all); --json and --html always have all",
+		     .what = "a count 0..1000000000"),
+	    CLI_FLAG(0, "detail", &o->report.detail,
+		     "also print each line's points with their intervals"),
+	    CLI_FLAG(0, "ascii", &o->report.ascii,
+		     "draw curves in ASCII (default when the locale is\n"
+		     "not UTF-8)",
+		     .given = &o->ascii_given),
+	    CLI_FLAG(0, "json", &o->json,
+		     "print the report as JSON instead of the table\n"
+		     "(doc/formats/causal-report-json.md)"),
+	    CLI_STRING(0, "html", &o->html, "FILE",
+		       "also write a self-contained HTML page with a chart\n"
+		       "per line",
+		       .what = "a file name"),
+	    CLI_FLAG(0, "force", &o->force,
+		     "let --html replace an existing profile or samples file"),
+	    CLI_FLAG(0, "strict", &o->read.strict,
+		     "fail on the first malformed line instead of skipping it"),
+	    CLI_END(),
+	};
+	const struct cli_command cmd = {
+	    .name = "lever causal report",
+	    .usage = "usage: lever causal report [OPTIONS] [PROFILE...]",
+	    .description = report_description,
+	    .options = table,
+	    .help_column = 26,
+	};
+	int ret = cli_parse(&cmd, argc, argv, o, first);
 
-/* Returns 0, -1 after --help, or an exit status. */
-static int parse_report_options(struct report_options *o, int argc, char **argv)
-{
-	uint64_t v;
-	int c;
-
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":h", report_long_options, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			fputs(report_usage, stdout);
-			return -1;
-		case ROPT_MIN_SPEEDUPS:
-			if (!parse_u64_range(optarg, 1, 101, &v))
-				return report_usage_error("--min-speedups: '%s' is not 1..101",
-							  optarg);
-			o->summary.min_speedups = (unsigned)v;
-			break;
-		case ROPT_TOP:
-			if (!parse_u64_range(optarg, 0, 1000000000, &v))
-				return report_usage_error("--top: '%s' is not a count", optarg);
-			o->report.top = v;
-			break;
-		case ROPT_STRICT:
-			o->read.strict = true;
-			break;
-		case ROPT_SORT:
-			if (strcmp(optarg, "slope") == 0)
-				o->summary.sort = CAUSAL_SORT_SLOPE;
-			else if (strcmp(optarg, "impact") == 0)
-				o->summary.sort = CAUSAL_SORT_IMPACT;
-			else if (strcmp(optarg, "name") == 0)
-				o->summary.sort = CAUSAL_SORT_NAME;
-			else
-				return report_usage_error(
-				    "--sort: '%s' is not slope, impact or name", optarg);
-			break;
-		case ROPT_NO_PHASE:
-			o->summary.no_phase_correction = true;
-			break;
-		case ROPT_NO_TRIM:
-			o->summary.no_trim = true;
-			break;
-		case ROPT_SEED:
-			if (!parse_u64_range(optarg, 0, INT64_MAX, &v))
-				return report_usage_error("--seed: '%s' is not a seed", optarg);
-			o->summary.seed = v;
-			break;
-		case ROPT_RESAMPLES:
-			if (!parse_u64_range(optarg, 100, 1000000, &v))
-				return report_usage_error("--resamples: '%s' is not 100..1000000",
-							  optarg);
-			o->summary.resamples = (unsigned)v;
-			break;
-		case ROPT_CONFIDENCE:
-			if (!parse_u64_range(optarg, 50, 99, &v))
-				return report_usage_error("--confidence: '%s' is not 50..99",
-							  optarg);
-			o->summary.level = (double)v / 100.0;
-			break;
-		case ROPT_DETAIL:
-			o->report.detail = true;
-			break;
-		case ROPT_ASCII:
-			o->report.ascii = true;
-			o->ascii_given = true;
-			break;
-		case ROPT_JSON:
-			o->json = true;
-			break;
-		case ROPT_HTML:
-			o->html = optarg;
-			break;
-		case ':':
-			return report_usage_error("option '%s' needs a value", argv[optind - 1]);
-		default:
-			return report_usage_error("unknown option '%s'", argv[optind - 1]);
-		}
-	}
+	if (ret)
+		return ret;
+	o->summary.sort = (enum causal_sort)o->sort;
+	o->summary.min_speedups = (unsigned)o->min_speedups;
+	o->summary.seed = o->seed;
+	o->summary.resamples = (unsigned)o->resamples;
+	o->summary.level = (double)o->confidence / 100.0;
+	o->report.top = o->top;
 	return 0;
 }
 
@@ -319,23 +240,28 @@ static int write_outputs(const struct report_options *o, const struct causal_pro
 
 int cmd_causal_report(int argc, char **argv)
 {
-	struct report_options o = {.report = {.top = 10}};
+	struct report_options o = {.top = 10};
 	char *default_path[] = {"profile.coz"};
 	struct causal_profile prof;
 	struct causal_summary sum;
 	struct causal_amp_profiles ampp;
-	char **paths;
-	int n, ret, amp = 1;
+	char **paths, err[8192];
+	int n, ret, first = 0, amp = 1;
 
-	ret = parse_report_options(&o, argc, argv);
+	ret = parse_report_options(&o, argc, argv, &first);
 	if (ret)
-		return ret < 0 ? 0 : ret;
+		return ret == CLI_HELP ? 0 : ret;
 	if (!o.ascii_given)
 		o.report.ascii = !locale_is_utf8();
-	paths = optind < argc ? argv + optind : default_path;
-	n = optind < argc ? argc - optind : 1;
+	paths = first < argc ? argv + first : default_path;
+	n = first < argc ? argc - first : 1;
 	o.report.files = paths;
 	o.report.n_files = (size_t)n;
+	if (report_output_check(o.html, (const char *const *)paths, (size_t)n, o.force, err,
+				sizeof(err))) {
+		fprintf(stderr, "lever causal report: %s\n", err);
+		return 1;
+	}
 	causal_profile_init(&prof);
 	ret = read_profiles(&prof, paths, n, &o.read);
 	if (ret)

@@ -1,19 +1,16 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * lever cc / lever c++ (also called as lever-cc / lever-c++): the system
- * compiler with what Stabilizer's runtime needs (stabilizer/cc/cc.h,
+ * compiler with what Stabilizer's runtime needs (stabilizer/cc/wrapper.h,
  * doc/cc.md). Every compiler argument passes through; lever's own options are
  * the few below, which no compiler has, plus the LEVER_CC_* environment so
  * that they also work through CC=lever-cc in a build system.
  */
-#include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-#include "base/base.h"
 #include "cli/commands.h"
-#include "stabilizer/cc/cc.h"
+#include "launch/launch.h"
+#include "stabilizer/cc/wrapper.h"
 
 static const char cc_usage[] =
     "usage: lever cc [LEVER OPTIONS] [COMPILER ARGUMENTS...]\n"
@@ -55,63 +52,13 @@ static const char cc_usage[] =
     "\n"
     "See doc/cc.md.\n";
 
-static bool env_is(const char *name, const char *value)
-{
-	const char *v = getenv(name);
-
-	return v && strcmp(v, value) == 0;
-}
-
-/* LEVER_CC_* first; options on the command line override them. */
-static int options_from_environment(struct cc_options *opts)
-{
-	const char *link = getenv("LEVER_CC_RANDOMIZE_LINK");
-
-	if (link && *link && strcmp(link, "0") != 0) {
-		opts->randomize_link = true;
-		if (strcmp(link, "random") != 0) {
-			if (!parse_u64_range(link, 0, UINT64_MAX, &opts->link_seed)) {
-				fprintf(stderr,
-					"lever cc: LEVER_CC_RANDOMIZE_LINK='%s': want "
-					"'random' or a seed (a number)\n",
-					link);
-				return -1;
-			}
-			opts->link_seed_given = true;
-		}
-	}
-	opts->no_stack_pads = env_is("LEVER_CC_STACK_PADS", "0");
-	opts->verbose = env_is("LEVER_CC_VERBOSE", "1");
-	return 0;
-}
-
 static int run_cc(enum cc_language language, int argc, char **argv)
 {
-	const char *env = language == CC_LANG_C ? "LEVER_CC" : "LEVER_CXX";
-	const char *compiler = getenv(env);
-	struct cc_settings settings = {.language = language};
-	struct cc_args args;
-	char err[512], runtime_dir[PATH_MAX];
-	int rc;
+	bool help;
+	int rc = cc_main(language, argc - 1, argv + 1, launch_runtime_dir(), &help);
 
-	if (options_from_environment(&settings.opts) < 0)
-		return 2;
-	if (cc_args_parse(&args, argc - 1, argv + 1, &settings.opts, err, sizeof(err)) < 0) {
-		fprintf(stderr, "lever cc: %s\n", err);
-		cc_args_free(&args);
-		return 2;
-	}
-	if (settings.opts.help) {
+	if (help)
 		fputs(cc_usage, stdout);
-		cc_args_free(&args);
-		return 0;
-	}
-	settings.compiler = compiler && *compiler ? compiler : language == CC_LANG_C ? "cc" : "c++";
-	settings.runtime_dir = lever_runtime_dir();
-	if (settings.runtime_dir && realpath(settings.runtime_dir, runtime_dir))
-		settings.runtime_dir = runtime_dir;
-	rc = cc_run(&settings, &args);
-	cc_args_free(&args);
 	return rc;
 }
 

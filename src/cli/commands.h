@@ -20,7 +20,9 @@
 	  "run a program with its memory layout randomized (Stabilizer)")                          \
 	X("stats", cmd_stats, "descriptive statistics and normality of samples in files")          \
 	X("cc", cmd_cc, "C compiler for Stabilizer: stack pads, relocatable code, random link")    \
-	X("c++", cmd_cxx, "C++ compiler for Stabilizer (as lever cc)")
+	X("c++", cmd_cxx, "C++ compiler for Stabilizer (as lever cc)")                             \
+	X("annotate", cmd_annotate,                                                                \
+	  "performance annotations: how a function's cost depends on its inputs (Freud)")
 
 #define DECLARE_COMMAND(name, fn, summary) int fn(int argc, char **argv);
 LEVER_COMMANDS(DECLARE_COMMAND)
@@ -32,8 +34,5 @@ int cmd_causal_report(int argc, char **argv);
 int cmd_causal_sweep(int argc, char **argv);
 /* A --arrival-speedup value (causal.c): a time, bare numbers in ns, at most 1h. */
 bool causal_parse_arrival_speedup(const char *text, uint64_t *ns);
-
-/* Directory holding lever's runtimes (liblever-*.so): <dir of lever>/../lib/lever. */
-const char *lever_runtime_dir(void);
 
 #endif

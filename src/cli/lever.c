@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/options.h"
 
 #ifndef LEVER_VERSION
 #define LEVER_VERSION "unknown"
@@ -63,7 +64,7 @@ static int unknown_command(const char *name)
 {
 	fprintf(stderr, "lever: unknown command '%s'\n", name);
 	fprintf(stderr, "Run 'lever help' for the list of commands.\n");
-	return 2;
+	return EXIT_USAGE;
 }
 
 static int cmd_help(int argc, char **argv)
@@ -84,33 +85,6 @@ static int cmd_help(int argc, char **argv)
 		return unknown_command(argv[1]);
 	help_argv[0] = (char *)cmd->name;
 	return run_command(cmd, 2, help_argv);
-}
-
-const char *lever_runtime_dir(void)
-{
-	static char dir[PATH_MAX];
-	const char *env = getenv("LEVER_RUNTIME_DIR");
-	char exe[PATH_MAX];
-	ssize_t n;
-	char *slash;
-
-	if (env && *env)
-		return env;
-	if (dir[0])
-		return dir;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return NULL;
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return NULL;
-	*slash = '\0';
-	if ((size_t)snprintf(dir, sizeof(dir), "%s/../lib/lever", exe) >= sizeof(dir)) {
-		dir[0] = '\0';
-		return NULL;
-	}
-	return dir;
 }
 
 /*
@@ -139,7 +113,7 @@ int main(int argc, char **argv)
 		return as_named(argc, argv);
 	if (argc < 2) {
 		print_usage(stderr);
-		return 2;
+		return EXIT_USAGE;
 	}
 	name = argv[1];
 	if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0)
@@ -153,7 +127,7 @@ int main(int argc, char **argv)
 	if (name[0] == '-') {
 		fprintf(stderr, "lever: unknown option '%s'\n", name);
 		fprintf(stderr, "Run 'lever help' for usage.\n");
-		return 2;
+		return EXIT_USAGE;
 	}
 	cmd = find_command(name);
 	if (!cmd)

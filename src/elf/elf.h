@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * elf: loaded objects, debug-file lookup and DWARF line tables (libdw/libelf).
+ * elf: loaded objects, sections by name, debug-file lookup and DWARF line
+ * tables (libdw/libelf).
  *
  * Addresses in a line_table are *file* addresses (the st_value / DWARF
  * addresses of the object on disk); add an object's load_bias to get a
@@ -13,6 +14,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <gelf.h>
 
 /* ---------- loaded objects (in the calling process) ---------- */
 
@@ -44,13 +47,29 @@ int loaded_objects_foreach(int (*fn)(const struct loaded_object *obj, void *ctx)
  */
 bool debug_file_find(const char *path, const char *debug_root, char *out, size_t out_size);
 
-struct Elf; /* libelf's */
+/* ---------- sections of an open ELF file (libelf) ---------- */
+
+/*
+ * The name of the section whose header is shdr, from elf's section name table;
+ * NULL if elf has no such table or the name is out of its bounds.
+ */
+const char *elf_section_name(Elf *elf, const GElf_Shdr *shdr);
+
+/*
+ * The first section of elf named name, with its header copied to *shdr (if
+ * shdr is not NULL); NULL if there is none, or elf is not an ELF object (an
+ * archive, say). Neither function allocates memory of its own; libelf does,
+ * once, when it first reads the section headers. So both serve the runtimes
+ * at start-up (never in a signal handler) as well as the analysis side.
+ */
+Elf_Scn *elf_section_by_name(Elf *elf, const char *name, GElf_Shdr *shdr);
+
 /*
  * The NT_GNU_BUILD_ID of an open ELF file (from its note sections, else its
  * PT_NOTE segments) into out; its length, 0 if it has none or it is longer
  * than size.
  */
-size_t elf_build_id(struct Elf *elf, unsigned char *out, size_t size);
+size_t elf_build_id(Elf *elf, unsigned char *out, size_t size);
 
 /* ---------- line tables ---------- */
 

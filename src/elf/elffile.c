@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * ELF files on disk: finding the separate debug file the way gdb does, and
- * converting file addresses to file offsets.
+ * ELF files on disk: sections by name, finding the separate debug file the
+ * way gdb does, and converting file addresses to file offsets.
  */
 #include "elf/elf.h"
 
@@ -15,6 +15,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "base/base.h"
 
 #define DEFAULT_DEBUG_ROOT "/usr/lib/debug"
 #define BUILD_ID_MAX	   64
@@ -56,6 +58,39 @@ static void elf_close(Elf *elf, int fd)
 {
 	elf_end(elf);
 	close(fd);
+}
+
+const char *elf_section_name(Elf *elf, const GElf_Shdr *shdr)
+{
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	return elf_strptr(elf, shstrndx, shdr->sh_name);
+}
+
+Elf_Scn *elf_section_by_name(Elf *elf, const char *name, GElf_Shdr *shdr)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	/* An archive or a non-ELF file has no sections of its own. */
+	if (elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *s;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		s = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (s && strcmp(s, name) == 0) {
+			if (shdr)
+				*shdr = sh;
+			return scn;
+		}
+	}
+	return NULL;
 }
 
 /* The NT_GNU_BUILD_ID note of a translated note buffer into out; its length, 0 if none. */
@@ -104,62 +139,64 @@ size_t elf_build_id(Elf *elf, unsigned char *out, size_t size)
 	return len;
 }
 
-static bool is_debug_section(const char *name)
+/* Sections whose presence (with contents) makes a file its own debug file. */
+static bool has_debug_section(Elf *elf)
 {
-	return strcmp(name, ".debug_line") == 0 || strcmp(name, ".debug_info") == 0 ||
-	       strcmp(name, ".zdebug_line") == 0 || strcmp(name, ".zdebug_info") == 0;
+	static const char *const names[] = {".debug_line", ".debug_info", ".zdebug_line",
+					    ".zdebug_info"};
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		GElf_Shdr shdr;
+
+		if (elf_section_by_name(elf, names[i], &shdr) && shdr.sh_type != SHT_NOBITS &&
+		    shdr.sh_size > 0)
+			return true;
+	}
+	return false;
+}
+
+/* The .gnu_debuglink name and CRC: a NUL-terminated name, padding to 4, a CRC-32. */
+static void debuglink_read(Elf *elf, struct elf_facts *f)
+{
+	GElf_Ehdr ehdr;
+	GElf_Shdr shdr;
+	Elf_Scn *scn = elf_section_by_name(elf, ".gnu_debuglink", &shdr);
+	Elf_Data *d;
+	const unsigned char *p;
+	size_t len, crc_off;
+
+	if (!scn || shdr.sh_type == SHT_NOBITS || !gelf_getehdr(elf, &ehdr))
+		return;
+	d = elf_getdata(scn, NULL);
+	if (!d || !d->d_buf)
+		return;
+	p = d->d_buf;
+	len = strnlen((const char *)p, d->d_size);
+	crc_off = (len + 4) & ~(size_t)3;
+	if (len == 0 || len >= sizeof(f->link) || crc_off + 4 > d->d_size)
+		return;
+	memcpy(f->link, p, len);
+	f->link[len] = '\0';
+	if (ehdr.e_ident[EI_DATA] == ELFDATA2MSB)
+		f->link_crc = (uint32_t)p[crc_off] << 24 | (uint32_t)p[crc_off + 1] << 16 |
+			      (uint32_t)p[crc_off + 2] << 8 | p[crc_off + 3];
+	else
+		f->link_crc = (uint32_t)p[crc_off + 3] << 24 | (uint32_t)p[crc_off + 2] << 16 |
+			      (uint32_t)p[crc_off + 1] << 8 | p[crc_off];
+	f->has_link = strchr(f->link, '/') == NULL;
 }
 
 /* Reads what debug_file_find needs to know about an ELF file. */
 static bool elf_facts_read(const char *path, struct elf_facts *f)
 {
-	Elf_Scn *scn = NULL;
-	size_t shstrndx = 0;
 	int fd;
 	Elf *elf = elf_open(path, &fd);
-	GElf_Ehdr ehdr;
 
 	memset(f, 0, sizeof(*f));
 	if (!elf)
 		return false;
-	if (!gelf_getehdr(elf, &ehdr) || elf_getshdrstrndx(elf, &shstrndx) != 0)
-		shstrndx = 0;
-	while ((scn = elf_nextscn(elf, scn)) != NULL) {
-		GElf_Shdr shdr;
-		const char *name;
-
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS)
-			continue;
-		name = shstrndx ? elf_strptr(elf, shstrndx, shdr.sh_name) : NULL;
-		if (!name)
-			continue;
-		if (shdr.sh_size > 0 && is_debug_section(name)) {
-			f->has_debug = true;
-		} else if (strcmp(name, ".gnu_debuglink") == 0) {
-			Elf_Data *d = elf_getdata(scn, NULL);
-			const unsigned char *p;
-			size_t len, crc_off;
-
-			if (!d || !d->d_buf)
-				continue;
-			p = d->d_buf;
-			len = strnlen((const char *)p, d->d_size);
-			crc_off = (len + 4) & ~(size_t)3;
-			if (len == 0 || len >= sizeof(f->link) || crc_off + 4 > d->d_size)
-				continue;
-			memcpy(f->link, p, len);
-			f->link[len] = '\0';
-			if (ehdr.e_ident[EI_DATA] == ELFDATA2MSB)
-				f->link_crc = (uint32_t)p[crc_off] << 24 |
-					      (uint32_t)p[crc_off + 1] << 16 |
-					      (uint32_t)p[crc_off + 2] << 8 | p[crc_off + 3];
-			else
-				f->link_crc = (uint32_t)p[crc_off + 3] << 24 |
-					      (uint32_t)p[crc_off + 2] << 16 |
-					      (uint32_t)p[crc_off + 1] << 8 | p[crc_off];
-			f->has_link = strchr(f->link, '/') == NULL;
-		}
-	}
+	f->has_debug = has_debug_section(elf);
+	debuglink_read(elf, f);
 	f->build_id_len = elf_build_id(elf, f->build_id, sizeof(f->build_id));
 	elf_close(elf, fd);
 	return true;

@@ -74,14 +74,11 @@ struct builder {
 	source_filter_fn filter;
 	void *filter_ctx;
 
-	/* Interned source files (all of them, in scope or not). */
-	char **files;
-	uint64_t *file_hashes;
+	/* Interned source files (all of them, in scope or not), by file id. */
+	struct string_table files;
 	bool *file_in_scope;
 	struct file_lines *file_lines;
-	size_t n_files, cap_files;
-	uint32_t *file_slots; /* file id + 1; 0 = empty */
-	size_t file_slots_size;
+	size_t n_files, cap_files; /* set entries of file_in_scope and file_lines */
 
 	/* Interned (file, line) pairs of in-scope files. */
 	struct source_line *lines;
@@ -147,22 +144,6 @@ static bool grow(void **p, size_t *cap, size_t need, size_t elem)
 	*p = q;
 	*cap = n;
 	return true;
-}
-
-static uint64_t hash_string(const char *s, size_t len)
-{
-	uint64_t h = fnv1a(FNV1A_INIT, s, len);
-
-	return h ^ (h >> 29);
-}
-
-static uint64_t hash_u64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	return x ^ (x >> 33);
 }
 
 /* ---------- paths ---------- */
@@ -255,68 +236,28 @@ static size_t path_normalize(const char *path, char *out, size_t size)
 
 /* ---------- interning ---------- */
 
-static bool file_slots_rehash(struct builder *b, size_t size)
-{
-	uint32_t *slots = calloc(size, sizeof(*slots));
-
-	if (!slots)
-		return false;
-	for (size_t id = 0; id < b->n_files; id++) {
-		size_t i = b->file_hashes[id] & (size - 1);
-
-		while (slots[i])
-			i = (i + 1) & (size - 1);
-		slots[i] = (uint32_t)id + 1;
-	}
-	free(b->file_slots);
-	b->file_slots = slots;
-	b->file_slots_size = size;
-	return true;
-}
-
 /* Interns the canonical path (len bytes); returns its id or FILE_NONE. */
 static int32_t file_intern(struct builder *b, const char *path, size_t len)
 {
-	uint64_t h = hash_string(path, len);
-	size_t mask, i;
-	size_t cap_hashes, cap_scope, cap_lines;
-	char *copy;
-	int32_t id;
+	size_t known = b->files.n, cap_lines = b->cap_files;
+	uint32_t id = string_table_intern(&b->files, path, len);
 
-	if ((b->n_files + 1) * 2 > b->file_slots_size &&
-	    !file_slots_rehash(b, b->file_slots_size ? b->file_slots_size * 2 : 256))
+	if (id == UINT32_MAX || id >= INT32_MAX)
 		goto oom;
-	mask = b->file_slots_size - 1;
-	for (i = h & mask; b->file_slots[i]; i = (i + 1) & mask) {
-		uint32_t f = b->file_slots[i] - 1;
-
-		if (b->file_hashes[f] == h && strcmp(b->files[f], path) == 0)
-			return (int32_t)f;
-	}
-	if (b->n_files >= INT32_MAX)
+	if (id < known)
+		return (int32_t)id;
+	/* A new file: its scope and its (empty) pages of lines. */
+	if (!grow((void **)&b->file_lines, &cap_lines, id + 1, sizeof(struct file_lines)) ||
+	    !grow((void **)&b->file_in_scope, &b->cap_files, id + 1, sizeof(bool)))
 		goto oom;
-	cap_hashes = b->cap_files;
-	cap_scope = b->cap_files;
-	cap_lines = b->cap_files;
-	if (!grow((void **)&b->file_hashes, &cap_hashes, b->n_files + 1, sizeof(uint64_t)) ||
-	    !grow((void **)&b->file_in_scope, &cap_scope, b->n_files + 1, sizeof(bool)) ||
-	    !grow((void **)&b->file_lines, &cap_lines, b->n_files + 1, sizeof(struct file_lines)) ||
-	    !grow((void **)&b->files, &b->cap_files, b->n_files + 1, sizeof(char *)))
-		goto oom;
-	copy = malloc(len + 1);
-	if (!copy)
-		goto oom;
-	memcpy(copy, path, len + 1);
-	id = (int32_t)b->n_files++;
-	b->files[id] = copy;
-	b->file_hashes[id] = h;
 	b->file_lines[id].pages = NULL;
 	b->file_lines[id].n_pages = 0;
-	b->file_in_scope[id] = b->filter ? b->filter(copy, b->filter_ctx) : true;
+	b->file_in_scope[id] =
+	    b->filter ? b->filter(string_table_text(&b->files, id), b->filter_ctx) : true;
 	if (!b->file_in_scope[id])
 		b->any_rejected = true;
-	b->file_slots[i] = (uint32_t)id + 1;
-	return id;
+	b->n_files = (size_t)id + 1;
+	return (int32_t)id;
 oom:
 	b->oom = true;
 	return FILE_NONE;
@@ -1067,13 +1008,9 @@ static void file_lines_free(struct builder *b)
 
 static void builder_free(struct builder *b)
 {
-	for (size_t i = 0; i < b->n_files; i++)
-		free(b->files[i]);
-	free(b->files);
-	free(b->file_hashes);
+	string_table_free(&b->files);
 	free(b->file_in_scope);
 	file_lines_free(b);
-	free(b->file_slots);
 	free(b->lines);
 	free(b->stmt_lo);
 	free(b->stmt_lo_empty);
@@ -1089,26 +1026,30 @@ static void builder_free(struct builder *b)
 static struct line_table *builder_finish(struct builder *b, const char *debug_path)
 {
 	struct line_table *t = calloc(1, sizeof(*t));
-	uint32_t *remap = calloc(b->n_files ? b->n_files : 1, sizeof(*remap));
+	size_t n_files;
+	char **files = string_table_release(&b->files, &n_files);
+	uint32_t *remap = calloc(n_files ? n_files : 1, sizeof(*remap));
 	size_t n = 0;
 
 	file_lines_free(b);
 	if (!t || !remap) {
+		for (size_t f = 0; f < n_files; f++)
+			free(files[f]);
+		free(files);
 		free(t);
 		free(remap);
 		return NULL;
 	}
 	for (size_t l = 0; l < b->n_lines; l++)
 		remap[b->lines[l].file_id] = 1;
-	for (size_t f = 0; f < b->n_files; f++) {
+	for (size_t f = 0; f < n_files; f++) {
 		if (remap[f]) {
-			b->files[n] = b->files[f];
+			files[n] = files[f];
 			remap[f] = (uint32_t)n++;
 		} else {
-			free(b->files[f]);
+			free(files[f]);
 		}
 	}
-	b->n_files = n;
 	for (size_t l = 0; l < b->n_lines; l++) {
 		b->lines[l].file_id = remap[b->lines[l].file_id];
 		b->stmt_lo[l] = b->stmt_lo[l] != NO_ADDR	 ? b->stmt_lo[l]
@@ -1121,8 +1062,8 @@ static struct line_table *builder_finish(struct builder *b, const char *debug_pa
 	t->n_ranges = b->n_ranges;
 	t->lines = b->lines;
 	t->n_lines = b->n_lines;
-	t->files = b->files;
-	t->n_files = b->n_files;
+	t->files = files;
+	t->n_files = n;
 	t->line_stmt_addrs = b->stmt_lo;
 	/* Give back the slack of the big arrays. */
 	if (t->n_ranges) {
@@ -1134,9 +1075,7 @@ static struct line_table *builder_finish(struct builder *b, const char *debug_pa
 	snprintf(t->debug_path, sizeof(t->debug_path), "%s", debug_path);
 	b->ranges = NULL;
 	b->lines = NULL;
-	b->files = NULL;
 	b->stmt_lo = NULL;
-	b->n_files = 0;
 	return t;
 }
 

@@ -12,6 +12,17 @@
 #include <stddef.h>
 #include <stdio.h>
 
+/* ------------------------------------------------------------ output files */
+
+/*
+ * Whether a command may write the report file `out` (--html, --export-*):
+ * never over one of its inputs (same device and inode), and over an existing
+ * causal profile or samples file only with force. 0 if it may; -1 with the
+ * reason in err ("FILE ...: refusing ..."). "-" and new files are always fine.
+ */
+int report_output_check(const char *out, const char *const *inputs, size_t n_inputs, bool force,
+			char *err, size_t size);
+
 /* ------------------------------------------------------------ numbers */
 
 /*

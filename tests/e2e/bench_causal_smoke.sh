@@ -3,8 +3,9 @@
 # bench/causal smoke test: the harness's --quick mode builds two of the bench
 # programs (one of them with its shared library), measures their true
 # speedups, profiles them with lever and Coz, and writes the report tables.
-# Checks that it runs end to end and what the report contains, never timings
-# or accuracy. Also checks analyze.py's own prediction on a profile with a
+# Checks that it runs end to end, what the report contains, and that lever
+# causal report agrees with analyze.py on the same profiles; never timings or
+# accuracy. Also checks analyze.py's own prediction on a profile with a
 # known answer.
 set -uo pipefail
 build=$(cd "$1" && pwd)
@@ -74,8 +75,20 @@ for p in critical_path library; do
 	grep -qE "^\| $p \| [0-9.]+ \| [0-9.]+ \|" "$report" && ok "$p: overhead row" ||
 		fail "$p: no overhead row"
 done
-grep -q "cross-check: max difference" "$report" && ok "report vs analyze.py cross-check printed" ||
-	fail "no cross-check line"
+# lever causal report's uncorrected speedups and analyze.py's independent
+# computation of the same numbers from the same profiles must agree: the
+# cross-check's max difference is near zero for every program (0.1 points
+# leaves room for rounding only; a wrong formula on either side is off by
+# whole points).
+cross=$(grep -o "cross-check: max difference [0-9.]* points" "$report" | awk '{ print $4 }')
+if [ "$(echo "$cross" | grep -c .)" -lt 2 ]; then
+	fail "expected a cross-check line for each of the 2 programs, got: $(echo $cross)"
+elif echo "$cross" | awk '$1 > 0.1 { bad = 1 } END { exit !bad }'; then
+	fail "lever causal report and analyze.py disagree: max differences $(echo $cross) points"
+	grep "cross-check" "$report"
+else
+	ok "report vs analyze.py cross-check: max differences $(echo $cross) points (<= 0.1)"
+fi
 [ -s "$tmp/w/data/critical_path.coz.coz" ] && ok "Coz wrote a profile" || fail "Coz wrote no profile"
 
 [ $fails = 0 ] || { echo "$fails failure(s)"; exit 1; }

@@ -4,14 +4,17 @@
 # prepare/cleanup, run counts, warm-up, and the JSON/CSV/Markdown/HTML exports.
 # Checks behaviour only, never timings.
 set -uo pipefail
+lib=$(cd "$(dirname "${BASH_SOURCE[0]}")/lib" && pwd) || exit 1
 build=$(cd "$1" && pwd)
 lever=$build/bin/lever
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 fails=0
-. "$(dirname "${BASH_SOURCE[0]}")/lib/expect.sh"
-py=/usr/bin/python3
+. "$lib/expect.sh" || exit 1
+. "$lib/skip.sh" || exit 1
+need python3 python3 # checks the JSON exports (skipped, never passed, without it)
+py=$(command -v python3)
 
 
 fast=(--min-time 0)
@@ -99,7 +102,7 @@ check "CSV has one result row" [ "$(wc -l <r.csv)" = 2 ]
 check "Markdown table" grep -q '^| `sh -c exit 0` |' r.md
 check "HTML report has charts" grep -q '<svg' r.html
 check "HTML report is self-contained" bash -c '! grep -qE "(src|href)=" r.html'
-if [ -x "$py" ]; then
+{
 	check "JSON has hyperfine's fields and 6 runs" "$py" -c '
 import json, sys
 r = json.load(open("r.json"))["results"][0]
@@ -111,7 +114,33 @@ assert r["min"] <= r["median"] <= r["max"] and all(c == 0 for c in r["exit_codes
 assert r["memory_usage_byte"][0] > 0
 assert "shapiro_wilk" in r["lever"]
 '
-fi
+}
+# The numbers: mean, median, min, max and stddev are those of `times`, and
+# every time is checked against independent clocks. `sleep 0.1` cannot take
+# less than 0.1 s (a lower bound on each run), and the runs happen between two
+# reads of the clock here (an upper bound on their sum): both hold however
+# loaded the machine is.
+t0=$(date +%s%N)
+"$lever" bench -n 5 "${fast[@]}" --export-json sleep.json -- sleep 0.1 >sleep.log 2>&1
+t1=$(date +%s%N)
+check "lever bench -- sleep 0.1 ran" [ -s sleep.json ]
+check "summary statistics agree with times; times bracketed by sleep 0.1 and the wall clock" \
+	"$py" - sleep.json "$(((t1 - t0)))" <<'PY'
+import json, statistics, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+wall = int(sys.argv[2]) / 1e9
+t = r["times"]
+def near(a, b):
+    return abs(a - b) <= 1e-9 * max(1.0, abs(b))
+assert len(t) == 5, t
+assert near(r["mean"], statistics.mean(t)), (r["mean"], statistics.mean(t))
+assert near(r["median"], statistics.median(t)), (r["median"], statistics.median(t))
+assert near(r["min"], min(t)) and near(r["max"], max(t)), (r["min"], r["max"], t)
+assert near(r["stddev"], statistics.stdev(t)), (r["stddev"], statistics.stdev(t))
+assert min(t) >= 0.1, ("a run of sleep 0.1 took less than 0.1 s", t)
+assert sum(t) <= wall, ("the runs took longer than lever bench itself", sum(t), wall)
+print("times %s s, mean %.4f, wall %.3f s" % (" ".join("%.4f" % x for x in t), r["mean"], wall))
+PY
 expect 1 'cannot write /nonexistent/x.json' "$lever" bench -n 3 "${fast[@]}" --export-json /nonexistent/x.json -- true
 
 [ "$fails" = 0 ] && echo "all passed" || echo "$fails failed"

@@ -5,6 +5,7 @@
 # suite analysis on the Stabilizer authors' data (the paper's ANOVA), and
 # interleaved runs of two commands. Checks behaviour only, never timings.
 set -uo pipefail
+lib=$(cd "$(dirname "${BASH_SOURCE[0]}")/lib" && pwd) || exit 1
 build=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
 lever=$build/bin/lever
@@ -12,8 +13,10 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 fails=0
-. "$(dirname "${BASH_SOURCE[0]}")/lib/expect.sh"
-py=/usr/bin/python3
+. "$lib/expect.sh" || exit 1
+. "$lib/skip.sh" || exit 1
+need python3 python3 # checks the JSON exports (skipped, never passed, without it)
+py=$(command -v python3)
 data=$src/bench/stats/stabilizer-asplos13
 
 
@@ -53,7 +56,7 @@ expect 0 'why: B is NOT normal' "$lever" compare --samples a.txt skew.txt
 expect 0 'Mann-Whitney U test' "$lever" compare --samples a.txt skew.txt
 # --drop-max removes each side's largest value
 expect 0 '\(9 values\)' "$lever" compare --drop-max --samples a.txt b.txt
-if [ -x "$py" ]; then
+{
 	"$lever" compare --json --samples a.txt b.txt >cmp.json
 	check "compare --json" "$py" -c '
 import json
@@ -72,7 +75,7 @@ a = s["samples"][0]
 assert a["n"] == 10 and abs(a["median"] - 10.025) < 1e-12 and a["min"] == 9.7 and a["max"] == 10.4
 assert 0 < a["shapiro_wilk"]["p"] <= 1 and s["brown_forsythe"]["p"] > 0.9
 '
-fi
+}
 expect 0 'n = 10, mean = 10\.04 s' "$lever" stats a.txt
 expect 0 'n = 10, mean = 10\.04,' "$lever" stats -u none a.txt
 expect 0 'Brown-Forsythe test of equal variances: F\(1, 18\)' "$lever" stats a.txt b.txt
@@ -118,7 +121,7 @@ expect 2 'has 3 configurations \(O3, O2, O1\); choose two with --configs' \
 	"$lever" compare --suite "$data/anova_data.csv"
 expect 2 "has no configuration 'O9'" "$lever" compare --suite "$data/anova_data.csv" --configs O1,O9
 expect 1 'word.txt:1: header must name' "$lever" compare --suite word.txt
-if [ -x "$py" ]; then
+{
 	"$lever" compare --json --suite "$data/anova_data.csv" --configs O1,O2 --drop-max >suite.json
 	check "suite --json" "$py" -c '
 import json
@@ -130,7 +133,7 @@ slower = sorted(b["benchmark"] for b in s["benchmarks"]
                 if b["comparison"]["significant"] and b["comparison"]["speedup"]["estimate"] < 1)
 assert slower == ["bzip2", "libquantum", "milc"], slower
 '
-fi
+}
 
 # --export-markdown: the paper's Table 1 from the authors' data, p < 0.05 in bold,
 # sd(B)/sd(A) as in spec §7.2 (astar 0.21, cactusADM 2.67)
@@ -149,7 +152,7 @@ expect 2 'both want standard output' "$lever" compare --json --suite "$data/qq_d
 expect 1 'cannot write /nonexistent/x.md' "$lever" compare --suite "$data/qq_data.csv" --export-markdown /nonexistent/x.md
 expect 0 '^\| a\.txt \| 10 \|' "$lever" compare --samples --export-markdown - a.txt b.txt
 expect 0 'faster than A' "$lever" compare --samples --export-markdown - a.txt b.txt
-if [ -x "$py" ]; then
+{
 	# the ratios, recomputed here from the CSV: mean(B)/mean(A) per benchmark after dropping the max
 	"$lever" compare --json --suite "$data/qq_data.csv" --drop-max -u none >t1.json
 	check "suite --json time_ratio and sd_ratio" "$py" -c '
@@ -170,7 +173,7 @@ t = s["time_ratio"]
 assert abs(t["median"] - st.median(ratios.values())) < 1e-12
 assert t["max_benchmark"] == max(ratios, key=ratios.get) and t["min_benchmark"] == min(ratios, key=ratios.get)
 '
-fi
+}
 
 # two commands, interleaved A B A B ...
 "$lever" compare -n 4 --min-time 0 -w 1 -- 'sh -c "echo A >> order.log"' 'sh -c "echo B >> order.log"' >cmd.out 2>&1

@@ -8,6 +8,7 @@
 # --randomize=link reads the seed lever cc --randomize-link recorded; programs
 # not built by lever cc are refused. Checks behaviour only, never timings.
 set -uo pipefail
+lib=$(cd "$(dirname "${BASH_SOURCE[0]}")/lib" && pwd) || exit 1
 build=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
 lever=$build/bin/lever
@@ -17,7 +18,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 fails=0
-. "$(dirname "${BASH_SOURCE[0]}")/lib/expect.sh"
+. "$lib/expect.sh" || exit 1
 py=/usr/bin/python3
 fast=(--min-time 0)
 

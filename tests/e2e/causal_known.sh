@@ -17,13 +17,31 @@ trap 'rm -rf "$tmp"' EXIT
 line_of() { grep -n "LINE:$1" "$srcfile" | cut -d: -f1; }
 la=$(line_of a) lb=$(line_of b)
 
+# Every check here returns explicitly: verdict runs under `if !`, where bash
+# ignores `set -e`, so a failing command would otherwise go unnoticed.
 profile_line() { # LINE SAMPLER -> prints "speedup program_speedup visits" rows
-	local line=$1 sampler=$2 out=$tmp/p-$1-$2.coz
+	local line=$1 sampler=$2 out=$tmp/p-$1-$2.coz status=0 rows
 	"$build/bin/lever" causal -o "$out" --fixed-line "critical_path.c:$line" \
-		--speedup-step 50 --experiment-length 300 --sampler="$sampler" --seed 7 -- "$prog" 700 15000000 >"$tmp/stdout"
-	grep -q "^700 rounds$" "$tmp/stdout"
-	awk -f "$src/tests/e2e/lib/profile_speedups.awk" "$out" | grep "critical_path.c:$line " |
-		cut -d' ' -f2-
+		--speedup-step 50 --experiment-length 300 --sampler="$sampler" --seed 7 -- \
+		"$prog" 700 15000000 >"$tmp/stdout" 2>"$tmp/stderr" || status=$?
+	if [ "$status" -ne 0 ]; then
+		echo "FAIL: lever causal ($sampler, line $line) exited $status" >&2
+		sed 's/^/    /' "$tmp/stderr" >&2
+		return 1
+	fi
+	if ! grep -q "^700 rounds$" "$tmp/stdout"; then
+		echo "FAIL: the program did not print '700 rounds' ($sampler, line $line):" >&2
+		sed 's/^/    /' "$tmp/stdout" >&2
+		return 1
+	fi
+	rows=$(awk -f "$src/tests/e2e/lib/profile_speedups.awk" "$out" |
+		awk -v key="critical_path.c:$line" '$1 == key || substr($1, length($1) - length(key)) == "/" key {
+			$1 = ""; print substr($0, 2) }') || return 1
+	if [ -z "$rows" ]; then
+		echo "FAIL: no experiments on critical_path.c:$line in the profile ($sampler)" >&2
+		return 1
+	fi
+	echo "$rows"
 }
 
 # Program speedup over all experiments at line speedups >= 50% (pooled by
@@ -44,10 +62,10 @@ check() { # NAME ROWS LOW HIGH
 # One sampler's verdict: line a clearly positive, line b near zero, a >> b.
 verdict() { # SAMPLER
 	local sampler=$1 a b got_a
-	a=$(profile_line "$la" "$sampler")
+	a=$(profile_line "$la" "$sampler") || return 1
 	check "line a ($sampler)" "$a" 15 80 || return 1
 	got_a=$got
-	b=$(profile_line "$lb" "$sampler")
+	b=$(profile_line "$lb" "$sampler") || return 1
 	# The timer sampler sees 4 ms ticks here (HZ=250), so its estimates of a
 	# 5 ms loop are coarser: a wider band for line b.
 	if [ "$sampler" = perf ]; then

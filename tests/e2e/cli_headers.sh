@@ -77,7 +77,7 @@ if [ -f "$build/lib/lever/liblever-causal.so" ]; then
 	[ "$out" = "runtime found" ] && echo "ok: runtime found under lever causal" ||
 		fail "under lever: '$out' $(cat "$tmp/err")"
 else
-	echo "skipping the run under lever: no runtime built yet"
+	fail "no runtime at $build/lib/lever/liblever-causal.so (the build makes it)"
 fi
 
 [ "$fails" -eq 0 ] || { echo "$fails failure(s)"; exit 1; }

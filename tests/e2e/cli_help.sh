@@ -2,12 +2,13 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # lever's command line: help, version, dispatch, and usage errors (exit 2 with a message).
 set -uo pipefail
+lib=$(cd "$(dirname "${BASH_SOURCE[0]}")/lib" && pwd) || exit 1
 build=$(cd "$1" && pwd)
 lever=$build/bin/lever
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
-. "$(dirname "${BASH_SOURCE[0]}")/lib/expect.sh"
+. "$lib/expect.sh" || exit 1
 
 
 expect 0 '^lever [0-9]+\.[0-9]+' "$lever" --version

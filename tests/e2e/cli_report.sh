@@ -11,10 +11,8 @@ fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 export LC_ALL=C # ASCII curves: awk counts bytes
 
-if ! ls "$dir"/*.coz >/dev/null 2>&1; then
-	echo "skipping: no sample profiles in $dir (install coz-profiler)"
-	exit 0
-fi
+. "$2/tests/e2e/lib/skip.sh"
+ls "$dir"/*.coz >/dev/null 2>&1 || skip_test "no sample profiles in $dir (Debian package coz-profiler)"
 for f in "$dir"/*.coz; do
 	name=$(basename "$f" .coz)
 	if ! "$lever" causal report --top 0 "$f" >"$tmp/$name.txt" 2>"$tmp/$name.err"; then

@@ -9,7 +9,5 @@ lever_e2e_test(stabilize_heap_api ${CMAKE_SOURCE_DIR}/tests/e2e/stabilize_heap_a
 lever_e2e_test(stabilize_programs ${CMAKE_SOURCE_DIR}/tests/e2e/stabilize_programs.sh
   TIMEOUT 600)
 # The same NIST tests on the addresses of code copies (needs the code part).
-if(CAPSTONE_FOUND)
-  lever_e2e_test(stabilize_code_random ${CMAKE_SOURCE_DIR}/tests/e2e/stabilize_code_random.sh
-    TIMEOUT 600)
-endif()
+lever_e2e_test(stabilize_code_random ${CMAKE_SOURCE_DIR}/tests/e2e/stabilize_code_random.sh
+  TIMEOUT 600)

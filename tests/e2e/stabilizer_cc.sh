@@ -17,6 +17,8 @@ SHIM=$BUILD/tests/programs/stabilizer_cc/libstack_pads_shim.so
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 failures=0
+. "$SRC/tests/e2e/lib/skip.sh"
+need ld.lld lld
 
 fail() {
 	echo "FAIL: $*"
@@ -243,14 +245,8 @@ done
 	LEVER_CC=clang "$LEVER_CC" --randomize-link=4 -O2 -fuse-ld=gold "$PROGS"/link_{main,a,b,c}.c -o gold4 &&
 	"$LEVER_CC" link_main.o link_a.o link_b.o link_c.o -o fixed ||
 	fail "randomized links"
-# lld is not among lever's dependencies: when absent, gold's result stands in.
-if command -v ld.lld >/dev/null; then
-	LEVER_CC=clang "$LEVER_CC" --randomize-link=4 -O2 -fuse-ld=lld "$PROGS"/link_{main,a,b,c}.c -o lld4 ||
-		fail "randomized link with lld"
-else
-	echo "  (no ld.lld: lld not tested)"
-	cp gold4 lld4
-fi
+LEVER_CC=clang "$LEVER_CC" --randomize-link=4 -O2 -fuse-ld=lld "$PROGS"/link_{main,a,b,c}.c -o lld4 ||
+	fail "randomized link with lld"
 for p in seed1 seed1b seed2 env3 src4 gold4 lld4 fixed; do
 	[ "$("./$p")" = "$expect" ] || fail "link order $p: output differs"
 done

@@ -1,3 +1,1 @@
-if(CAPSTONE_FOUND)
-  lever_e2e_test(stabilizer_code ${CMAKE_SOURCE_DIR}/tests/e2e/stabilizer_code.sh TIMEOUT 300)
-endif()
+lever_e2e_test(stabilizer_code ${CMAKE_SOURCE_DIR}/tests/e2e/stabilizer_code.sh TIMEOUT 300)

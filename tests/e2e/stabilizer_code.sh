@@ -13,6 +13,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 flags="-g -ffunction-sections -fno-omit-frame-pointer -fno-jump-tables -fcf-protection=none -Wl,--emit-relocs"
 fail=0
+. "$src/tests/e2e/lib/skip.sh"
+need gdb gdb
 # the decode cache of this test's binaries (later runs of a binary load it)
 export LEVER_STABILIZE_CACHE=$tmp/cache
 
@@ -184,8 +186,7 @@ rm -f "$map" /tmp/perf-"$pid".map
 # Displaced stepping off: gdb steps threads over breakpoints in a scratch
 # copy at _start, which the main thread has not run yet when the
 # re-randomization thread (started by a constructor) hits one.
-if command -v gdb >/dev/null; then
-	cat >"$tmp/gdb.cmd" <<GDB
+cat >"$tmp/gdb.cmd" <<GDB
 set pagination off
 set startup-with-shell off
 set displaced-stepping off
@@ -199,15 +200,12 @@ bt 2
 bt -4
 kill
 GDB
-	timeout 120 gdb -q -batch -x "$tmp/gdb.cmd" "$tmp/recursive-gcc-O2" >"$tmp/gdb.out" 2>&1 || true
-	if grep -q "^#1 .* in deep" "$tmp/gdb.out" && grep -q " in main ()" "$tmp/gdb.out" &&
-		grep -q " in _start ()" "$tmp/gdb.out" && ! grep -q "in ?? ()" "$tmp/gdb.out"; then
-		echo "ok gdb: $(grep -c '^#' "$tmp/gdb.out") frames named, from a copy of deep to _start"
-	else
-		echo "FAIL: gdb does not see through copies"; grep "^#" "$tmp/gdb.out"; fail=1
-	fi
+timeout 120 gdb -q -batch -x "$tmp/gdb.cmd" "$tmp/recursive-gcc-O2" >"$tmp/gdb.out" 2>&1 || true
+if grep -q "^#1 .* in deep" "$tmp/gdb.out" && grep -q " in main ()" "$tmp/gdb.out" &&
+	grep -q " in _start ()" "$tmp/gdb.out" && ! grep -q "in ?? ()" "$tmp/gdb.out"; then
+	echo "ok gdb: $(grep -c '^#' "$tmp/gdb.out") frames named, from a copy of deep to _start"
 else
-	echo "skip gdb: not installed"
+	echo "FAIL: gdb does not see through copies"; grep "^#" "$tmp/gdb.out"; fail=1
 fi
 
 # Not linked with --emit-relocs: one clear line, and the program runs unchanged.

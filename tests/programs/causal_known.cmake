@@ -13,3 +13,9 @@ add_executable(dlopen_main ${CMAKE_SOURCE_DIR}/tests/programs/causal_known/dlope
 target_compile_options(dlopen_main PRIVATE -g -O2 -fno-omit-frame-pointer)
 target_link_libraries(dlopen_main PRIVATE ${CMAKE_DL_LIBS})
 set_target_properties(dlopen_main PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CAUSAL_KNOWN_DIR})
+
+# Latency points with a known answer (tests/e2e/causal_latency.sh).
+add_executable(latency ${CMAKE_SOURCE_DIR}/tests/programs/causal_known/latency.c)
+target_compile_options(latency PRIVATE -g -O2 -fno-omit-frame-pointer)
+target_link_libraries(latency PRIVATE Threads::Threads)
+set_target_properties(latency PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CAUSAL_KNOWN_DIR})

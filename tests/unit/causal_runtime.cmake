@@ -3,11 +3,11 @@
 lever_unit_test(test_causal_delays
   SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_causal_delays.c
           ${CMAKE_SOURCE_DIR}/src/causal/runtime/delays.c
-  LIBS lever_base Threads::Threads)
+  LIBS lever_base Threads::Threads RUNTIME)
 
 # The sampler's tail accounting at thread exit, with sampler.c and delays.c.
 lever_unit_test(test_causal_sampler
   SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_causal_sampler.c
           ${CMAKE_SOURCE_DIR}/src/causal/runtime/sampler.c
           ${CMAKE_SOURCE_DIR}/src/causal/runtime/delays.c
-  LIBS lever_base Threads::Threads rt)
+  LIBS lever_base Threads::Threads rt RUNTIME)

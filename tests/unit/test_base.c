@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -89,6 +90,77 @@ static void fnv1a_vectors(void **state)
 	assert_int_equal(fnv1a(fnv1a(FNV1A_INIT, "foo", 3), "bar", 3), 0x85944171f73967e8ULL);
 }
 
+/*
+ * MurmurHash3's fmix64, values from an independent Python implementation:
+ *   M = 2**64 - 1
+ *   def f(x):
+ *       x ^= x >> 33; x = x * 0xff51afd7ed558ccd & M
+ *       x ^= x >> 33; x = x * 0xc4ceb9fe1a85ec53 & M
+ *       return x ^ (x >> 33)
+ */
+static void hash_u64_vectors(void **state)
+{
+	(void)state;
+	assert_int_equal(hash_u64(0), 0);
+	assert_int_equal(hash_u64(1), 0xb456bcfc34c2cb2cULL);
+	assert_int_equal(hash_u64(2), 0x3abf2a20650683e7ULL);
+	assert_int_equal(hash_u64(UINT64_MAX), 0x64b5720b4b825f21ULL);
+	assert_int_equal(hash_u64(0x0123456789abcdefULL), 0x87cbfbfe89022ceaULL);
+	/* A (file id, line) key as the line tables build them. */
+	assert_int_equal(hash_u64((uint64_t)7 << 32 | 42), 0x02a8db5f9044a658ULL);
+}
+
+static void string_table_interns(void **state)
+{
+	struct string_table t = {0}; /* a zeroed table is an empty one */
+	char buf[32];
+	char **text;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(string_table_find(&t, "a", 1), UINT32_MAX);
+	assert_string_equal(string_table_text(&t, 0), "");
+	/* Ids in order of first appearance; the same string, the same id. */
+	assert_int_equal(string_table_intern(&t, "main.c", 6), 0);
+	assert_int_equal(string_table_intern(&t, "util.c", 6), 1);
+	assert_int_equal(string_table_intern(&t, "main.c", 6), 0);
+	/* len bytes only, not up to the NUL; prefixes are other strings. */
+	assert_int_equal(string_table_intern(&t, "main.cpp", 6), 0);
+	assert_int_equal(string_table_intern(&t, "main.cpp", 8), 2);
+	assert_int_equal(string_table_intern(&t, "main", 4), 3);
+	assert_int_equal(string_table_intern(&t, "", 0), 4);
+	assert_int_equal(string_table_find(&t, "main.cp", 7), UINT32_MAX);
+	assert_int_equal(string_table_find(&t, "util.c", 6), 1);
+	assert_string_equal(string_table_text(&t, 2), "main.cpp");
+	assert_string_equal(string_table_text(&t, 4), "");
+	assert_string_equal(string_table_text(&t, 5), "");
+	/* Growth keeps every id: 10,000 more strings, then all looked up again. */
+	for (unsigned i = 0; i < 10000; i++) {
+		int len = snprintf(buf, sizeof(buf), "/src/file%u.c", i);
+
+		assert_int_equal(string_table_intern(&t, buf, (size_t)len), 5 + i);
+	}
+	for (unsigned i = 0; i < 10000; i++) {
+		int len = snprintf(buf, sizeof(buf), "/src/file%u.c", i);
+
+		assert_int_equal(string_table_find(&t, buf, (size_t)len), 5 + i);
+		assert_string_equal(string_table_text(&t, 5 + i), buf);
+	}
+	assert_int_equal(string_table_find(&t, "main.c", 6), 0);
+	/* Release hands the strings over and leaves an empty, usable table. */
+	text = string_table_release(&t, &n);
+	assert_int_equal(n, 10005);
+	assert_string_equal(text[1], "util.c");
+	assert_string_equal(text[10004], "/src/file9999.c");
+	for (size_t i = 0; i < n; i++)
+		free(text[i]);
+	free(text);
+	assert_int_equal(string_table_find(&t, "util.c", 6), UINT32_MAX);
+	assert_int_equal(string_table_intern(&t, "util.c", 6), 0);
+	string_table_free(&t);
+	assert_int_equal(string_table_find(&t, "util.c", 6), UINT32_MAX);
+}
+
 static void rng_is_uniform_enough(void **state)
 {
 	struct rng r;
@@ -109,10 +181,11 @@ static void rng_is_uniform_enough(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(formats_like_printf), cmocka_unit_test(truncates_and_terminates),
-	    cmocka_unit_test(wildcard_patterns),   cmocka_unit_test(durations),
-	    cmocka_unit_test(file_line_specs),	   cmocka_unit_test(rng_is_uniform_enough),
-	    cmocka_unit_test(fnv1a_vectors),
+	    cmocka_unit_test(formats_like_printf),  cmocka_unit_test(truncates_and_terminates),
+	    cmocka_unit_test(wildcard_patterns),    cmocka_unit_test(durations),
+	    cmocka_unit_test(file_line_specs),	    cmocka_unit_test(rng_is_uniform_enough),
+	    cmocka_unit_test(fnv1a_vectors),	    cmocka_unit_test(hash_u64_vectors),
+	    cmocka_unit_test(string_table_interns),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -169,6 +169,35 @@ static void scalability_curve_by_hand(void **state)
 	causal_profile_free(&p);
 }
 
+/* Runs appending to one profile at once: each run's experiments, wherever they lie. */
+static void interleaved_tagged_runs(void **state)
+{
+	static const char text[] =
+	    "startup\ttime=1\trun=A\n"
+	    "startup\ttime=2\trun=B\n"
+	    "experiment\tselected=p.c:9\tspeedup=0.00\tduration=500000000\tselected-samples=0\t"
+	    "arrival-speedup=0\tarrivals=40\tarrival-threads=2\trun=B\n"
+	    "throughput-point\tname=done\tdelta=40\trun=B\n"
+	    "experiment\tselected=p.c:9\tspeedup=0.00\tduration=1000000000\tselected-samples=0\t"
+	    "arrival-speedup=0\tarrivals=100\tarrival-threads=2\trun=A\n"
+	    "throughput-point\tname=done\tdelta=100\trun=A\n"
+	    "experiment\tselected=p.c:9\tspeedup=0.00\tduration=500000000\tselected-samples=0\t"
+	    "arrival-speedup=0\tarrivals=80\tarrival-threads=2\trun=B\n"
+	    "throughput-point\tname=done\tdelta=80\trun=B\n";
+	struct causal_profile p;
+	struct causal_amp a;
+
+	read_profile(&p, text);
+	assert_int_equal(causal_amp_analyze(&p, &a), 0);
+	assert_int_equal(a.n_levels, 1);
+	assert_int_equal(a.levels[0].runs, 2);
+	assert_int_equal(a.levels[0].experiments, 3);
+	/* run A 100/s, run B 120/s: the mean of the runs, as when they follow each other */
+	assert_float_equal(a.levels[0].points[point_index(&p, "done")].value, 110.0, 1e-9);
+	causal_amp_free(&a);
+	causal_profile_free(&p);
+}
+
 static void warnings_name_the_levels(void **state)
 {
 	struct causal_profile p;
@@ -291,6 +320,7 @@ int main(void)
 	    cmocka_unit_test(reads_the_amp_keys),
 	    cmocka_unit_test(malformed_amp_keys_are_rejected),
 	    cmocka_unit_test(scalability_curve_by_hand),
+	    cmocka_unit_test(interleaved_tagged_runs),
 	    cmocka_unit_test(warnings_name_the_levels),
 	    cmocka_unit_test(plain_profiles_are_not_amp),
 	    cmocka_unit_test(no_baseline_uses_each_levels_own_period),

@@ -284,7 +284,7 @@ static void child_inherits_parent_count(void **state)
 static void joiner_waits_for_virtual_exit_of_joined(void **state)
 {
 	struct thread_state a = {0}, b = {0}, main_thread = {0};
-	uint64_t d = 2 * NSEC_PER_MSEC, t0, g0;
+	uint64_t d = 2 * NSEC_PER_MSEC, g0;
 
 	start_experiment(d);
 	g0 = atomic_load(&rt.global);
@@ -306,10 +306,14 @@ static void joiner_waits_for_virtual_exit_of_joined(void **state)
 	current = &main_thread;
 	atomic_store(&rt.enabled, 1);
 	atomic_store(&rt.inserted_delay_ns, 0);
-	t0 = time_monotonic_ns();
 	delays_join_end(pthread_self()); /* owes 4 d, minus the time since b exited */
-	assert_true(time_monotonic_ns() - t0 >= 4 * d - (t0 - exited.ns));
-	assert_true(atomic_load(&rt.inserted_delay_ns) > 0);
+	/*
+	 * It returns no earlier than 4 d after b's exit, waiting if that is
+	 * still ahead when it reads the clock. This holds however late this
+	 * thread runs; a bound on the wait itself would not (a preemption
+	 * longer than 4 d leaves nothing to wait, and a sleep overshoots).
+	 */
+	assert_true(time_monotonic_ns() >= exited.ns + 4 * d);
 	assert_int_equal(main_thread.local - g0, 6 * d); /* a wait, not pauses */
 
 	/* joining a (exited level with main) or after the experiment: no wait */
@@ -334,17 +338,18 @@ static void joiner_waits_for_virtual_exit_of_joined(void **state)
 static void paying_thread_shows_what_is_left(void **state)
 {
 	struct thread_state a = {0}, b = {0};
-	uint64_t d = 3 * NSEC_PER_MSEC, g0;
+	uint64_t d = 3 * NSEC_PER_MSEC, g0, before;
 
 	start_experiment(d);
 	g0 = atomic_load(&rt.global);
 	selected_samples(&a, 1);
 	delays_catch_up(&a);
+	before = time_monotonic_ns();
 	delays_catch_up(&b); /* owes d */
 	assert_int_equal(pauses, 1);
 	assert_int_equal(seen_local - g0, d); /* counted before the sleep */
-	assert_true(seen_paying_until >= seen_at + d - NSEC_PER_MSEC);
-	assert_true(seen_paying_until <= seen_at + d);
+	/* it read the clock between before and seen_at, however long that took */
+	assert_in_range(seen_paying_until, before + d, seen_at + d);
 	assert_int_equal(atomic_load(&b.paying_until_ns), 0);
 }
 
@@ -521,7 +526,7 @@ static void blocked_consumer_is_credited_for_arrivals(void **state)
 static void wake_credit_is_capped_at_the_time_blocked(void **state)
 {
 	struct thread_state producer = {0}, consumer = {0};
-	uint64_t g0, blocked_from;
+	uint64_t g0, blocked_from, blocked_until;
 
 	start_experiment(0);
 	rt.cfg.arrival_ns = 20 * NSEC_PER_MSEC;
@@ -531,10 +536,15 @@ static void wake_credit_is_capped_at_the_time_blocked(void **state)
 	arrive(&producer, 1);
 	delays_catch_up(&producer);
 	delays_post_block(&consumer, true); /* woken within microseconds */
+	blocked_until = time_monotonic_ns();
 	/* bounded by the time it really was blocked, however long that was */
-	assert_true(consumer.local - g0 <= time_monotonic_ns() - blocked_from);
+	assert_true(consumer.local - g0 <= blocked_until - blocked_from);
 	delays_catch_up(&consumer);
-	assert_int_equal(pauses, 1);
+	/* it pays the rest, unless a preemption kept it blocked the whole step */
+	if (blocked_until - blocked_from < 20 * NSEC_PER_MSEC)
+		assert_int_equal(pauses, 1);
+	else
+		assert_in_range(pauses, 0, 1);
 	assert_int_equal(consumer.local, producer.local);
 	/* line speedups alone keep Coz's whole credit */
 	start_experiment(20 * NSEC_PER_MSEC);

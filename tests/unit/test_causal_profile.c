@@ -148,7 +148,8 @@ static void test_runs_accumulate(void **state)
 	assert_int_equal(read_text(&p, full_profile, true), 0);
 	assert_int_equal(p.n_runs, 2);
 	assert_int_equal(p.n_experiments, 4);
-	assert_int_equal(p.runs[1].first_experiment, 2);
+	assert_int_equal(p.runs[1].n_experiments, 2);
+	assert_int_equal(p.experiments[2].run, 1);
 	assert_int_equal(causal_profile_line_samples(&p, causal_profile_find_string(&p, "a.c:10")),
 			 16);
 	assert_int_equal(causal_profile_total_runtime(&p), 600000000);
@@ -189,7 +190,7 @@ static void test_unknown_records_and_keys(void **state)
 			   "throughput-point\tname=p\tdelta=3\textra=1\n"
 			   "\n"
 			   "runtime\ttime=5\r\n"
-			   "samples\tlocation=f.c:1\tcount=4"; /* no final newline */
+			   "samples\tlocation=f.c:1\tcount=4\n";
 
 	causal_profile_init(&p);
 	assert_int_equal(read_text(&p, text, true), 0);
@@ -203,6 +204,88 @@ static void test_unknown_records_and_keys(void **state)
 	assert_int_equal(p.n_samples, 1);
 	assert_int_equal(p.samples[0].count, 4);
 	assert_int_equal(p.stats.lines, 8);
+	causal_profile_free(&p);
+}
+
+/* A writer cut off mid-record (full disk): the last line is dropped, not read short. */
+static void test_cut_last_record(void **state)
+{
+	struct causal_profile p;
+	const char *text = "startup\ttime=1\n"
+			   "experiment\tselected=f.c:1\tspeedup=0.50\tduration=10\n"
+			   "throughput-point\tname=p\tdelta=3\n"
+			   "runtime\ttime=5\n"
+			   "samples\tlocation=f.c:1\tcount=12"; /* count=1234 cut */
+
+	causal_profile_init(&p);
+	assert_int_equal(read_text(&p, text, false), 0);
+	assert_int_equal(p.stats.cut_records, 1);
+	assert_int_equal(p.stats.malformed, 1);
+	assert_int_equal(p.n_samples, 0);
+	assert_int_equal(p.n_experiments, 1);
+	assert_int_equal(p.n_deltas, 1);
+	assert_true(has_diagnostic(&p, "t.coz:5: the last record has no end of line"));
+	causal_profile_free(&p);
+
+	/* through a stream too, and --strict makes it an error */
+	{
+		FILE *f = fmemopen((void *)text, strlen(text), "r");
+		struct causal_read_options opt = {.strict = true};
+
+		assert_non_null(f);
+		causal_profile_init(&p);
+		assert_int_equal(causal_profile_read_stream(&p, f, "s.coz", &opt), -1);
+		assert_non_null(strstr(p.error, "s.coz:5: the last record has no end of line"));
+		causal_profile_free(&p);
+		fclose(f);
+	}
+}
+
+/*
+ * Four runs appending to one file at once: records tagged run=ID belong to
+ * their run wherever they lie, and point records to their run's experiment.
+ */
+static void test_interleaved_tagged_runs(void **state)
+{
+	struct causal_profile p;
+	const char *text = "startup\ttime=1\trun=10-1\n"
+			   "startup\ttime=2\trun=11-2\n"
+			   "experiment\tselected=a.c:1\tspeedup=0.00\tduration=100\trun=10-1\n"
+			   "experiment\tselected=b.c:2\tspeedup=0.50\tduration=200\trun=11-2\n"
+			   "throughput-point\tname=p\tdelta=3\trun=10-1\n"
+			   "startup\ttime=3\trun=12-3\n"
+			   "throughput-point\tname=p\tdelta=7\trun=11-2\n"
+			   "runtime\ttime=1000\tdelay=0\trun=10-1\n"
+			   "samples\tlocation=a.c:1\tcount=5\trun=10-1\n"
+			   "experiment\tselected=c.c:3\tspeedup=0.10\tduration=300\trun=13-4\n"
+			   "throughput-point\tname=p\tdelta=9\trun=13-4\n"
+			   "samples\tlocation=a.c:1\tcount=6\trun=11-2\n"
+			   "startup\ttime=4\trun=13-4\n";
+
+	causal_profile_init(&p);
+	assert_int_equal(read_text(&p, text, true), 0);
+	assert_int_equal(p.stats.malformed, 0);
+	/* 10-1, 11-2, 12-3, 13-4 (its startup after its records: a run without one), 13-4 */
+	assert_int_equal(p.n_runs, 5);
+	assert_int_equal(p.n_experiments, 3);
+	assert_int_equal(p.experiments[0].run, 0);
+	assert_int_equal(p.experiments[1].run, 1);
+	assert_int_equal(p.experiments[2].run, 3);
+	assert_false(p.runs[3].has_startup);
+	assert_true(p.runs[4].has_startup);
+	assert_int_equal(p.experiments[0].n_deltas, 1);
+	assert_int_equal(p.deltas[p.experiments[0].first_delta].delta, 3);
+	assert_int_equal(p.experiments[1].n_deltas, 1);
+	assert_int_equal(p.deltas[p.experiments[1].first_delta].delta, 7);
+	assert_int_equal(p.deltas[p.experiments[2].first_delta].delta, 9);
+	assert_int_equal(p.runs[0].n_experiments, 1);
+	assert_int_equal(p.runs[1].n_experiments, 1);
+	assert_int_equal(p.runs[2].n_experiments, 0);
+	assert_true(p.runs[0].has_runtime);
+	assert_false(p.runs[1].has_runtime);
+	assert_int_equal(p.n_samples, 2);
+	assert_int_equal(causal_profile_line_samples(&p, causal_profile_find_string(&p, "a.c:1")),
+			 11);
 	causal_profile_free(&p);
 }
 
@@ -639,6 +722,8 @@ int main(void)
 	    cmocka_unit_test(test_runs_accumulate),
 	    cmocka_unit_test(test_wrapped_duration_dropped),
 	    cmocka_unit_test(test_unknown_records_and_keys),
+	    cmocka_unit_test(test_cut_last_record),
+	    cmocka_unit_test(test_interleaved_tagged_runs),
 	    cmocka_unit_test(test_records_before_startup),
 	    cmocka_unit_test(test_malformed_lines),
 	    cmocka_unit_test(test_orphan_points),

@@ -54,6 +54,9 @@ bool address_in_lever(const void *p)
 {
 	return false;
 }
+void fd_guard_protect(int *slot)
+{
+}
 bool threads_exit_record(pthread_t th, uint64_t *local, uint64_t *epoch, uint64_t *exit_ns)
 {
 	return false;

@@ -826,6 +826,99 @@ static void test_errors(void **state)
 	line_table_free(NULL);
 }
 
+/* ---------- sections by name ---------- */
+
+/*
+ * The section headers of an ELF64 file read by hand with pread (the oracle the
+ * libelf-based finder is checked against): names[i] is section i's name.
+ */
+struct raw_sections {
+	Elf64_Shdr shdr[256];
+	char names[256][64];
+	size_t n;
+};
+
+static void raw_sections_read(const char *path, struct raw_sections *raw)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf64_Ehdr eh;
+	Elf64_Shdr strtab;
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &eh, sizeof(eh), 0), sizeof(eh));
+	assert_int_equal(memcmp(eh.e_ident, ELFMAG, SELFMAG), 0);
+	assert_true(eh.e_shnum > 0 && eh.e_shnum <= sizeof(raw->shdr) / sizeof(raw->shdr[0]));
+	raw->n = eh.e_shnum;
+	for (size_t i = 0; i < raw->n; i++)
+		assert_int_equal(pread(fd, &raw->shdr[i], sizeof(Elf64_Shdr),
+				       (off_t)(eh.e_shoff + i * eh.e_shentsize)),
+				 sizeof(Elf64_Shdr));
+	strtab = raw->shdr[eh.e_shstrndx];
+	for (size_t i = 0; i < raw->n; i++) {
+		ssize_t got = pread(fd, raw->names[i], sizeof(raw->names[i]) - 1,
+				    (off_t)(strtab.sh_offset + raw->shdr[i].sh_name));
+
+		assert_true(got > 0);
+		raw->names[i][got] = '\0';
+	}
+	close(fd);
+}
+
+static void test_sections_by_name(void **state)
+{
+	struct raw_sections *raw = calloc(1, sizeof(*raw));
+	char path[PATH_MAX];
+	const char not_elf[] = "not an ELF file at all, only text\n";
+	int fd;
+	Elf *elf;
+	size_t checked = 0;
+
+	(void)state;
+	assert_non_null(raw);
+	snprintf(path, sizeof(path), "%s/sym-gcc-d5-O0-pie", bin_dir);
+	raw_sections_read(path, raw);
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	assert_non_null(elf);
+	for (size_t i = 1; i < raw->n; i++) {
+		GElf_Shdr sh;
+		Elf_Scn *scn = elf_section_by_name(elf, raw->names[i], &sh);
+		size_t first = i;
+
+		/* The first section of that name. */
+		for (size_t j = 1; j < i; j++)
+			if (strcmp(raw->names[j], raw->names[i]) == 0 && first == i)
+				first = j;
+		assert_non_null(scn);
+		assert_int_equal(elf_ndxscn(scn), first);
+		assert_int_equal(sh.sh_offset, raw->shdr[first].sh_offset);
+		assert_int_equal(sh.sh_size, raw->shdr[first].sh_size);
+		assert_int_equal(sh.sh_type, raw->shdr[first].sh_type);
+		assert_string_equal(elf_section_name(elf, &sh), raw->names[i]);
+		checked++;
+	}
+	/* A C program linked by gcc has at least these. */
+	assert_true(checked >= 20);
+	assert_non_null(elf_section_by_name(elf, ".text", NULL));
+	assert_non_null(elf_section_by_name(elf, ".debug_line", NULL));
+	/* Whole names only: no prefix, no extension, nothing absent. */
+	assert_null(elf_section_by_name(elf, ".tex", NULL));
+	assert_null(elf_section_by_name(elf, ".text.", NULL));
+	assert_null(elf_section_by_name(elf, "", NULL));
+	assert_null(elf_section_by_name(elf, "lever_no_such_section", NULL));
+	elf_end(elf);
+	close(fd);
+
+	/* Not an ELF file: nothing found, nothing crashes. */
+	elf = elf_memory((char *)not_elf, sizeof(not_elf));
+	assert_non_null(elf);
+	assert_null(elf_section_by_name(elf, ".text", NULL));
+	elf_end(elf);
+	free(raw);
+}
+
 #define VARIANT(name) cmocka_unit_test_prestate(test_variant, (void *)(name))
 #define VARIANTS(cc)                                                                               \
 	VARIANT("sym-" cc "-d4-O0-pie"), VARIANT("sym-" cc "-d4-O0-nopie"),                        \
@@ -841,6 +934,7 @@ int main(void)
 	    cmocka_unit_test(test_loaded_objects),
 	    cmocka_unit_test(test_separate_debug),
 	    cmocka_unit_test(test_handmade_lines),
+	    cmocka_unit_test(test_sections_by_name),
 	    VARIANTS("gcc"),
 	    VARIANTS("clang"),
 	    VARIANT("sym-gcc-d5-O2-pie-gz"),

@@ -180,18 +180,13 @@ static void write_experiment_record(const struct line_info *line, unsigned speed
 				    unsigned arriving)
 {
 	if (rt.cfg.arrival_set)
-		output_printf("experiment\tselected=%s:%u\tspeedup=%u.%02u\tduration=%lld\t"
-			      "selected-samples=%llu\tarrival-speedup=%llu\tarrivals=%llu\t"
-			      "arrival-threads=%u\n",
-			      line->file, line->line, speedup / 100, speedup % 100,
-			      (long long)duration, (unsigned long long)samples,
+		output_printf(OUTPUT_FORMAT_AMP_EXPERIMENT, line->file, line->line, speedup / 100,
+			      speedup % 100, (long long)duration, (unsigned long long)samples,
 			      (unsigned long long)rt.cfg.arrival_ns, (unsigned long long)arrivals,
 			      arriving);
 	else
-		output_printf("experiment\tselected=%s:%u\tspeedup=%u.%02u\tduration=%lld\t"
-			      "selected-samples=%llu\n",
-			      line->file, line->line, speedup / 100, speedup % 100,
-			      (long long)duration, (unsigned long long)samples);
+		output_printf(OUTPUT_FORMAT_EXPERIMENT, line->file, line->line, speedup / 100,
+			      speedup % 100, (long long)duration, (unsigned long long)samples);
 }
 
 /*
@@ -312,8 +307,7 @@ static void emit_line_samples(struct line_info *li, void *ctx)
 	uint64_t n = atomic_load(&li->samples);
 
 	if (n)
-		output_printf("samples\tlocation=%s:%u\tcount=%llu\n", li->file, li->line,
-			      (unsigned long long)n);
+		output_printf(OUTPUT_FORMAT_SAMPLES, li->file, li->line, (unsigned long long)n);
 }
 
 /*
@@ -331,12 +325,11 @@ static void write_samples_records(void)
 	 * sampler (sampler.c), the runtime records say so from then on.
 	 */
 	if (fallback)
-		output_printf("runtime\ttime=%llu\tdelay=%llu\tsampler=perf+timer\t"
-			      "timer-threads=%llu\n",
+		output_printf(OUTPUT_FORMAT_RUNTIME_MIXED_SAMPLER,
 			      (unsigned long long)(time_monotonic_ns() - rt.start_ns),
 			      (unsigned long long)stats.paid_ns, (unsigned long long)fallback);
 	else
-		output_printf("runtime\ttime=%llu\tdelay=%llu\n",
+		output_printf(OUTPUT_FORMAT_RUNTIME,
 			      (unsigned long long)(time_monotonic_ns() - rt.start_ns),
 			      (unsigned long long)stats.paid_ns);
 	linemap_foreach_line(emit_line_samples, NULL);
@@ -372,9 +365,9 @@ static void *profiler_main(void *unused)
 	rng_seed(&rng, rt.cfg.seed);
 	length_ns = rt.cfg.experiment_ns;
 	/* lever's own fields ride on startup: Coz's viewer ignores them there */
-	output_printf("startup\ttime=%llu\tlever=1\tsampler=%s\tperiod=%llu\tseed=%llu\n",
-		      (unsigned long long)time_realtime_ns(), rt.sampler_name,
-		      (unsigned long long)rt.cfg.period_ns, (unsigned long long)rt.cfg.seed);
+	output_printf(OUTPUT_FORMAT_STARTUP, (unsigned long long)time_realtime_ns(),
+		      rt.sampler_name, (unsigned long long)rt.cfg.period_ns,
+		      (unsigned long long)rt.cfg.seed);
 	output_flush();
 	if (!linemap_ready())
 		experiment_prepare();

@@ -11,6 +11,8 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "causal/runtime/experiment.h"
@@ -153,6 +155,22 @@ static void start_profiling(void)
 		 rt.sampler_name);
 }
 
+static uint64_t clock_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	if (clock_gettime(clock, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * CPU time of the process when the constructor was done and of the profiler
+ * thread before it was joined: what is left is the program's own, the time
+ * the sampler could have sampled.
+ */
+static uint64_t cpu_at_start_ns, cpu_at_exit_ns, profiler_cpu_ns;
+
 static void fork_child(void);
 
 __attribute__((constructor)) static void lever_causal_init(void)
@@ -184,6 +202,7 @@ __attribute__((constructor)) static void lever_causal_init(void)
 	if (needs_map_before_main())
 		experiment_prepare();
 	start_profiling();
+	cpu_at_start_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 static void report_startup_time(void)
@@ -202,6 +221,60 @@ static void report_startup_time(void)
 				     ? (experiment_stats()->map_ready_ns - rt.start_ns) /
 					   NSEC_PER_USEC
 				     : 0));
+}
+
+static uint64_t timeval_ns(struct timeval tv)
+{
+	return (uint64_t)tv.tv_sec * NSEC_PER_SEC + (uint64_t)tv.tv_usec * NSEC_PER_USEC;
+}
+
+/* At shutdown, before lever's own exit work and the profiler thread's join. */
+static void note_exit_cpu(void)
+{
+	clockid_t clock;
+
+	cpu_at_exit_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	if (atomic_load(&profiler_running) && pthread_getcpuclockid(profiler, &clock) == 0)
+		profiler_cpu_ns = clock_ns(clock);
+}
+
+static uint64_t program_cpu_ns(void)
+{
+	uint64_t runtime = cpu_at_start_ns + profiler_cpu_ns;
+
+	return cpu_at_exit_ns > runtime ? cpu_at_exit_ns - runtime : 0;
+}
+
+/*
+ * No sample at all. The sampler counts CPU time, so first rule out the
+ * common causes that are not the sampler's: a program that hardly ran (cat
+ * of a small file) or whose work ran in child processes (sh -c, make).
+ */
+static void explain_no_samples(void)
+{
+	uint64_t self_ns = program_cpu_ns(), children_ns = 0;
+	struct rusage children;
+
+	if (getrusage(RUSAGE_CHILDREN, &children) == 0)
+		children_ns = timeval_ns(children.ru_utime) + timeval_ns(children.ru_stime);
+	if (children_ns > self_ns && !rt.cfg.follow_children)
+		LOG_WARN("  no samples were taken: the program used %llu us of CPU time and its "
+			 "child processes %llu us; children run unprofiled: pass "
+			 "--follow-children to profile them\n",
+			 (unsigned long long)(self_ns / NSEC_PER_USEC),
+			 (unsigned long long)(children_ns / NSEC_PER_USEC));
+	else if (self_ns < 2 * rt.cfg.period_ns)
+		LOG_WARN("  no samples were taken: the program used only %llu us of CPU time "
+			 "after lever's start-up, about one sampling period (%llu us) or less; "
+			 "profile a longer run (a larger input) or pass a shorter "
+			 "--sample-period\n",
+			 (unsigned long long)(self_ns / NSEC_PER_USEC),
+			 (unsigned long long)(rt.cfg.period_ns / NSEC_PER_USEC));
+	else
+		LOG_WARN("  no samples were taken: the %s sampler delivered none in %llu ms of "
+			 "the program's CPU time (sampling may not be available here; try "
+			 "--sampler=timer)\n",
+			 rt.sampler_name, (unsigned long long)(self_ns / NSEC_PER_MSEC));
 }
 
 /* No usable experiment: say why, and what to do. */
@@ -226,9 +299,7 @@ static void diagnose(void)
 	}
 	LOG_WARN("no usable experiment was recorded in %s:\n", rt.cfg.output);
 	if (atomic_load(&rt.total_samples) == 0)
-		LOG_WARN("  no samples were taken: the %s sampler did not deliver any (the run "
-			 "was too short, or sampling is not available here; try --sampler=timer)\n",
-			 rt.sampler_name);
+		explain_no_samples();
 	else if (linemap_object_count() == 0) {
 		if (linemap_missing_debug(&missing))
 			LOG_WARN("  no debug line information for the binary scope (first: %s); "
@@ -316,6 +387,7 @@ void runtime_shutdown(void)
 	if (!atomic_load(&rt.enabled) || getpid() != rt.pid || atomic_exchange(&shutdown_done, 1))
 		return;
 	atomic_store(&rt.exiting_ns, time_monotonic_ns());
+	note_exit_cpu();
 	t = thread_self();
 	if (t) {
 		t->busy = 1;
@@ -382,6 +454,12 @@ static void fork_child(void)
 typedef int (*main_fn)(int, char **, char **);
 static main_fn real_main;
 
+/* A profile that could not be written fails a run that succeeded (doc/causal.md). */
+static int exit_status(int status)
+{
+	return status == 0 && output_failed() ? OUTPUT_EXIT_FAILED : status;
+}
+
 static int wrapped_main(int argc, char **argv, char **envp)
 {
 	int r = real_main(argc, argv, envp);
@@ -389,7 +467,7 @@ static int wrapped_main(int argc, char **argv, char **envp)
 	if (atomic_load(&rt.enabled) && getpid() == rt.pid)
 		progress_visit_end_to_end();
 	runtime_shutdown();
-	return r;
+	return exit_status(r);
 }
 
 LEVER_EXPORT int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void),
@@ -407,7 +485,7 @@ LEVER_EXPORT void exit(int status)
 	void (*real)(int) = real_symbol("exit", NULL);
 
 	runtime_shutdown();
-	real(status);
+	real(exit_status(status));
 	__builtin_unreachable();
 }
 
@@ -416,7 +494,7 @@ LEVER_EXPORT void _exit(int status)
 	void (*real)(int) = real_symbol("_exit", NULL);
 
 	runtime_shutdown();
-	real(status);
+	real(exit_status(status));
 	__builtin_unreachable();
 }
 
@@ -425,6 +503,6 @@ LEVER_EXPORT void _Exit(int status)
 	void (*real)(int) = real_symbol("_Exit", NULL);
 
 	runtime_shutdown();
-	real(status);
+	real(exit_status(status));
 	__builtin_unreachable();
 }

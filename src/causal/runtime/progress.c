@@ -18,7 +18,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "causal/runtime/fd_guard.h"
 #include "causal/runtime/linemap.h"
+#include "causal/runtime/output.h"
 #include "causal/runtime/progress.h"
 #include "causal/runtime/runtime.h"
 #include "causal/runtime/settings.h"
@@ -213,6 +215,26 @@ static bool hw_breakpoints_fire(void)
 	return hits >= 3;
 }
 
+/*
+ * The kernel refuses uprobes on some instructions with ENOTSUPP (524, which
+ * has no text in libc): lock-prefixed ones, among others it cannot
+ * single-step out of line. Say that, and what to do instead.
+ */
+#define KERNEL_ENOTSUPP 524
+
+static void warn_uprobe_failed(const char *spec, int err)
+{
+	if (err == KERNEL_ENOTSUPP)
+		LOG_WARN("progress point %s: the kernel cannot place a uprobe on the first "
+			 "instruction of this line (a lock-prefixed or other instruction uprobes "
+			 "cannot step over); choose another line of the same loop, or mark the "
+			 "point with LEVER_PROGRESS in the source\n",
+			 spec);
+	else
+		LOG_WARN("progress point %s: cannot place a breakpoint (%s)\n", spec,
+			 strerror(err));
+}
+
 static void add_breakpoint_point(const char *spec, bool hw_ok)
 {
 	char file[PATH_MAX], object[PATH_MAX];
@@ -255,8 +277,7 @@ static void add_breakpoint_point(const char *spec, bool hw_ok)
 		int probe = open_uprobe(object, offset);
 
 		if (probe < 0) {
-			LOG_WARN("progress point %s: cannot place a breakpoint (%s)\n", spec,
-				 strerror(errno));
+			warn_uprobe_failed(spec, errno);
 			return;
 		}
 		close(probe);
@@ -288,8 +309,10 @@ void progress_thread_start(struct thread_state *t)
 		if (p->kind != PROGRESS_BREAKPOINT || p->slot < 0)
 			continue;
 		t->bp_fd[p->slot] = open_uprobe(p->object, p->offset);
-		if (t->bp_fd[p->slot] >= 0)
+		if (t->bp_fd[p->slot] >= 0) {
+			fd_guard_protect(&t->bp_fd[p->slot]);
 			ioctl(t->bp_fd[p->slot], PERF_EVENT_IOC_ENABLE, 0);
+		}
 	}
 }
 
@@ -516,14 +539,12 @@ void progress_write_records(const struct progress_snapshot *a, const struct prog
 			uint64_t departures = b->end_value[i] - before(a, i, true);
 			int64_t difference = (int64_t)(b->value[i] - b->end_value[i]);
 
-			fmt_buffer(line, sizeof(line),
-				   "latency-point\tname=%s\tarrivals=%llu\tdepartures=%"
-				   "llu\tdifference=%lld\n",
-				   p->name, (unsigned long long)arrivals,
-				   (unsigned long long)departures, (long long)difference);
+			fmt_buffer(line, sizeof(line), OUTPUT_FORMAT_LATENCY, p->name,
+				   (unsigned long long)arrivals, (unsigned long long)departures,
+				   (long long)difference);
 		} else {
-			fmt_buffer(line, sizeof(line), "throughput-point\tname=%s\tdelta=%llu\n",
-				   p->name, (unsigned long long)delta);
+			fmt_buffer(line, sizeof(line), OUTPUT_FORMAT_THROUGHPUT, p->name,
+				   (unsigned long long)delta);
 		}
 		emit(line, ctx);
 	}

@@ -28,6 +28,7 @@
 
 #include "causal/runtime/linemap.h"
 #include "causal/runtime/progress.h"
+#include "causal/runtime/fd_guard.h"
 #include "causal/runtime/runtime.h"
 
 #define RING_DATA_PAGES 8
@@ -156,6 +157,8 @@ static bool perf_start(struct thread_state *t)
 		close_perf(t);
 		return false;
 	}
+	fd_guard_protect(&t->perf_fd);
+	fd_guard_protect(&t->batch_fd);
 	ioctl(t->perf_fd, PERF_EVENT_IOC_ENABLE, 0);
 	ioctl(t->batch_fd, PERF_EVENT_IOC_ENABLE, 0);
 	return true;

@@ -23,8 +23,7 @@
 #include <stdio.h>
 
 #include "base/base.h"
-
-enum cc_language { CC_LANG_C, CC_LANG_CXX };
+#include "stabilizer/cc/wrapper.h" /* the public part */
 
 enum cc_family { CC_FAMILY_UNKNOWN, CC_FAMILY_GCC, CC_FAMILY_CLANG };
 
@@ -82,14 +81,6 @@ struct cc_args {
 	enum cc_linker linker;
 	size_t n_sources, n_asm, n_objects, n_libraries;
 };
-
-/*
- * lever cc --randomize-link records its seed in what it links: an allocated
- * (so strip keeps it), retained section holding the NUL-terminated text
- * "lever-link-seed N". lever bench --randomize=link reads it.
- */
-#define CC_LINK_SEED_SECTION ".lever.link"
-#define CC_LINK_SEED_PREFIX  "lever-link-seed "
 
 /* lever cc's own options, found among the compiler's. */
 struct cc_options {

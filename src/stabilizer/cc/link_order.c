@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/base.h"
+#include "elf/elf.h"
 #include "stabilizer/cc/cc.h"
 
 static bool movable(const struct cc_arg *a)
@@ -110,7 +111,7 @@ static int collect_from_object(Elf *elf, struct cc_names *names)
 	if (elf_kind(elf) != ELF_K_ELF)
 		return 0;
 	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return -1;
+		return -1; /* no section names: nothing could be ordered */
 	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
 		GElf_Shdr shdr;
 		const char *name;
@@ -118,7 +119,7 @@ static int collect_from_object(Elf *elf, struct cc_names *names)
 		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_PROGBITS ||
 		    !(shdr.sh_flags & SHF_EXECINSTR))
 			continue;
-		name = elf_strptr(elf, shstrndx, shdr.sh_name);
+		name = elf_section_name(elf, &shdr);
 		if (name && is_function_section(name) && add_name(names, name) < 0)
 			return -1;
 	}

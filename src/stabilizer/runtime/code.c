@@ -554,7 +554,8 @@ static bool runtime_in_main_program(void)
 
 static int refuse(const char *why)
 {
-	fd_printf(2, "lever stabilize: code randomization off: %s\n", why);
+	if (stabilizer_should_warn("code"))
+		fd_printf(2, "lever stabilize: code randomization off: %s\n", why);
 	return -1;
 }
 

@@ -63,6 +63,29 @@ static void *map_table(size_t bytes)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/*
+ * Makes room for one more element in the mapped array *p of *cap elements of
+ * elem bytes (n in use): doubles it, from first, copying what it holds.
+ */
+static bool map_table_reserve(void **p, size_t *cap, size_t n, size_t elem, size_t first)
+{
+	size_t new_cap = *cap ? *cap * 2 : first;
+	void *q;
+
+	if (n < *cap)
+		return true;
+	q = map_table(new_cap * elem);
+	if (!q)
+		return false;
+	if (*p) {
+		memcpy(q, *p, n * elem);
+		munmap(*p, *cap * elem);
+	}
+	*p = q;
+	*cap = new_cap;
+	return true;
+}
+
 /* ---------- the loaded image ---------- */
 
 static int image_range(struct dl_phdr_info *info, size_t size, void *ctx)
@@ -291,19 +314,8 @@ static bool section_is_metadata(const char *name)
 
 static bool pcrel_push(struct pcrel_reloc_list *l, uintptr_t addr)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 4096;
-		uintptr_t *p = map_table(cap * sizeof(*p));
-
-		if (!p)
-			return false;
-		if (l->addrs) {
-			memcpy(p, l->addrs, l->n * sizeof(*p));
-			munmap(l->addrs, l->cap * sizeof(*p));
-		}
-		l->addrs = p;
-		l->cap = cap;
-	}
+	if (!map_table_reserve((void **)&l->addrs, &l->cap, l->n, sizeof(*l->addrs), 4096))
+		return false;
 	l->addrs[l->n++] = addr;
 	return true;
 }
@@ -314,7 +326,7 @@ static bool pcrel_push(struct pcrel_reloc_list *l, uintptr_t addr)
  * of a function keeps that function in place. Returns the number of
  * relocations found in .text, or -1.
  */
-static long scan_relocations(struct analysis *an, size_t shstrndx)
+static long scan_relocations(struct analysis *an)
 {
 	struct code_image *img = an->img;
 	Elf_Scn *scn = NULL;
@@ -332,7 +344,7 @@ static long scan_relocations(struct analysis *an, size_t shstrndx)
 			continue;
 		target = sh.sh_info ? elf_getscn(an->elf, sh.sh_info) : NULL;
 		if (target && gelf_getshdr(target, &target_sh)) {
-			target_name = elf_strptr(an->elf, shstrndx, target_sh.sh_name);
+			target_name = elf_section_name(an->elf, &target_sh);
 			if (!target_name || section_is_metadata(target_name) ||
 			    !(target_sh.sh_flags & SHF_ALLOC))
 				continue;
@@ -376,19 +388,9 @@ static bool add_fixup(struct analysis *an, const struct code_function *f, uintpt
 {
 	struct code_image *img = an->img;
 
-	if (img->n_fixups == an->cap_fixups) {
-		size_t cap = an->cap_fixups ? an->cap_fixups * 2 : 65536;
-		uint32_t *p = map_table(cap * sizeof(*p));
-
-		if (!p)
-			return false;
-		if (img->fixups) {
-			memcpy(p, img->fixups, img->n_fixups * sizeof(*p));
-			munmap(img->fixups, an->cap_fixups * sizeof(*p));
-		}
-		img->fixups = p;
-		an->cap_fixups = cap;
-	}
+	if (!map_table_reserve((void **)&img->fixups, &an->cap_fixups, img->n_fixups,
+			       sizeof(*img->fixups), 65536))
+		return false;
 	img->fixups[img->n_fixups++] = (uint32_t)(field - f->start);
 	return true;
 }
@@ -635,28 +637,22 @@ static int copy_text(struct analysis *an, char *err, size_t err_size)
 	return 0;
 }
 
-static Elf_Scn *find_sections(struct analysis *an, size_t shstrndx)
+/* The symbol table (by type: its name is only a convention) and .text. */
+static Elf_Scn *find_sections(struct analysis *an)
 {
-	Elf_Scn *scn = NULL, *symtab = NULL;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
 
-	an->text_scn = NULL;
-	while ((scn = elf_nextscn(an->elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		name = elf_strptr(an->elf, shstrndx, sh.sh_name);
-		if (sh.sh_type == SHT_SYMTAB)
-			symtab = scn;
-		else if (name && strcmp(name, ".text") == 0) {
-			an->text_index = elf_ndxscn(scn);
-			an->text_scn = scn;
-			an->text_lo = an->img->load_bias + sh.sh_addr;
-			an->text_hi = an->text_lo + sh.sh_size;
-		}
+	an->text_scn = elf_section_by_name(an->elf, ".text", &sh);
+	if (an->text_scn) {
+		an->text_index = elf_ndxscn(an->text_scn);
+		an->text_lo = an->img->load_bias + sh.sh_addr;
+		an->text_hi = an->text_lo + sh.sh_size;
 	}
-	return symtab;
+	while ((scn = elf_nextscn(an->elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			return scn;
+	return NULL;
 }
 
 int code_image_load(struct code_image *img, char *err, size_t err_size)
@@ -681,7 +677,7 @@ int code_image_load(struct code_image *img, char *err, size_t err_size)
 		goto out;
 	}
 	an.build_id.len = elf_build_id(an.elf, an.build_id.bytes, sizeof(an.build_id.bytes));
-	symtab = find_sections(&an, shstrndx);
+	symtab = find_sections(&an);
 	if (!symtab || an.text_index == 0) {
 		fmt_buffer(err, err_size, "the program has no symbol table (stripped?)");
 		goto out;
@@ -690,7 +686,7 @@ int code_image_load(struct code_image *img, char *err, size_t err_size)
 	    collect_functions(&an, symtab, err, err_size) != 0)
 		goto out;
 	prepare_entries(img);
-	in_text = scan_relocations(&an, shstrndx);
+	in_text = scan_relocations(&an);
 	if (in_text < 0) {
 		fmt_buffer(err, err_size, "out of memory for relocations");
 		goto out;

@@ -213,6 +213,32 @@ static void after_fork_in_child(void)
  * its setting is turned off for the exec'd children, which load the same
  * library and would only repeat the line.
  */
+/* Is part one of the comma-separated words of list? */
+static bool list_has_word(const char *list, const char *part)
+{
+	size_t n = strlen(part);
+
+	for (const char *p = list; (p = strstr(p, part)); p++)
+		if ((p == list || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
+			return true;
+	return false;
+}
+
+bool stabilizer_warn_once(const char *part)
+{
+	const char *warned = getenv(STABILIZE_ENV_WARNED);
+	char list[128];
+
+	if (stabilizer_cfg.verbose)
+		return true;
+	if (warned && list_has_word(warned, part))
+		return false;
+	fmt_buffer(list, sizeof(list), "%s%s%s", warned ? warned : "", warned && *warned ? "," : "",
+		   part);
+	setenv(STABILIZE_ENV_WARNED, list, 1);
+	return true;
+}
+
 static bool start_part(bool wanted, const char *what, const char *env, int (*start)(void),
 		       void (*rerandomize)(void))
 {

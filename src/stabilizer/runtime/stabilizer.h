@@ -3,7 +3,7 @@
  * liblever-stabilizer.so: the parts of the runtime and how they meet.
  *
  * `lever stabilize` passes its options in the environment (LEVER_STABILIZE_*,
- * below). The start-up code (init.c) reads them into stabilizer_cfg, starts
+ * settings.h). The start-up code (init.c) reads them into stabilizer_cfg, starts
  * each enabled part once, and, unless one_time is set, calls each part's
  * re-randomize hook every interval_ns from one re-randomization thread.
  *
@@ -22,16 +22,7 @@
 #include <stdint.h>
 
 #include "base/base.h"
-
-/* The environment contract between `lever stabilize` and the runtime. */
-#define STABILIZE_ENV_CODE	      "LEVER_STABILIZE_CODE"	 /* "1" to randomize code */
-#define STABILIZE_ENV_STACK	      "LEVER_STABILIZE_STACK"	 /* "1" to randomize stack pads */
-#define STABILIZE_ENV_HEAP	      "LEVER_STABILIZE_HEAP"	 /* "1" to shuffle the heap */
-#define STABILIZE_ENV_ONE_TIME	      "LEVER_STABILIZE_ONE_TIME" /* "1": randomize once at start */
-#define STABILIZE_ENV_INTERVAL	      "LEVER_STABILIZE_INTERVAL_NS" /* re-randomization period */
-#define STABILIZE_ENV_SEED	      "LEVER_STABILIZE_SEED"	    /* decimal seed */
-#define STABILIZE_ENV_VERBOSE	      "LEVER_STABILIZE_VERBOSE"	    /* 0, 1, 2 */
-#define STABILIZE_DEFAULT_INTERVAL_NS 500000000ULL
+#include "stabilizer/runtime/settings.h" /* the environment contract */
 
 #define STABILIZER_EXPORT __attribute__((visibility("default")))
 
@@ -62,6 +53,19 @@ enum stabilizer_stream {
 };
 uint64_t stabilizer_stream_seed(enum stabilizer_stream stream);
 void stabilizer_rng_init(struct rng *r, enum stabilizer_stream stream);
+
+/*
+ * Whether to print the warning of a part that cannot run ("code", "stack"):
+ * only in the first process of a run (the others of a pipeline or a build
+ * inherit STABILIZE_ENV_WARNED from it), or always with -v.
+ */
+bool stabilizer_warn_once(const char *part) __attribute__((weak));
+
+/* As stabilizer_warn_once, also where init.c is not linked in (unit tests). */
+static inline bool stabilizer_should_warn(const char *part)
+{
+	return !stabilizer_warn_once || stabilizer_warn_once(part);
+}
 
 /*
  * Hooks of the parts. start: once, at start-up, before main; returns 0, or

@@ -10,7 +10,6 @@
  * switches padding on; each table is filled when it registers.
  */
 #include <fcntl.h>
-#include <gelf.h>
 #include <libelf.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -18,6 +17,7 @@
 #include <unistd.h>
 
 #include "base/base.h"
+#include "elf/elf.h"
 #include "stabilizer/runtime/stabilizer.h"
 #include "stabilizer/runtime/stack_pads.h"
 
@@ -98,25 +98,13 @@ static bool executable_has_pads(void)
 {
 	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 	Elf *elf;
-	size_t shstrndx;
-	bool found = false;
+	bool found;
 
 	if (fd < 0)
 		return false;
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (elf && elf_getshdrstrndx(elf, &shstrndx) == 0) {
-		for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn && !found;
-		     scn = elf_nextscn(elf, scn)) {
-			GElf_Shdr shdr;
-			const char *name;
-
-			if (!gelf_getshdr(scn, &shdr))
-				continue;
-			name = elf_strptr(elf, shstrndx, shdr.sh_name);
-			found = name && strcmp(name, STACK_PADS_SECTION) == 0;
-		}
-	}
+	found = elf && elf_section_by_name(elf, STACK_PADS_SECTION, NULL);
 	if (elf)
 		elf_end(elf);
 	close(fd);
@@ -141,8 +129,10 @@ int stack_pads_start(void)
 	pthread_mutex_lock(&tables_lock);
 	if (n_tables == 0 && !executable_has_pads()) {
 		pthread_mutex_unlock(&tables_lock);
-		fd_printf(2, "lever stabilize: stack padding: the program was not built with "
-			     "lever cc (no " STACK_PADS_SECTION " section); running without it\n");
+		if (stabilizer_should_warn("stack"))
+			fd_printf(2, "lever stabilize: stack padding: the program was not built "
+				     "with lever cc (no " STACK_PADS_SECTION
+				     " section); running without it\n");
 		return -1;
 	}
 	rng_seed(&pad_rng, stabilizer_cfg.seed ^ STACK_SEED_STREAM);

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Rebuilds the tables of bench/results/ from the raw data committed beside
+# them, with the same code the benchmark scripts use to write them, and
+# either rewrites them (default) or checks that the committed tables are
+# exactly what their raw data give (--check: a diff and exit 1 otherwise;
+# ctest runs this as bench_results). Never re-runs a benchmark.
+#   bench/results/regenerate.sh [--check] [BUILD]
+# BUILD (default build) is needed for tables that run `lever causal report`.
+# A table whose raw data were never kept is listed with the reason and the
+# command that makes it regenerable next time (re-running its benchmark,
+# which now keeps the raw data); it is neither rebuilt nor checked.
+set -euo pipefail
+results=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+bench=$(cd "$results/.." && pwd)
+check=0
+[ "${1:-}" = --check ] && { check=1; shift; }
+build=${1:-$bench/../build}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+status=0 rebuilt=0
+
+# The table after a heading in a Markdown file: the first run of lines
+# starting with '|' after the line HEADING.
+table_after() { # FILE HEADING
+	awk -v h="$2" '$0 == h { on = 1; next } on && /^\|/ { t = 1; print; next } t { exit }' "$1"
+}
+
+# Replaces (or checks) the table after HEADING in FILE by the text in NEW.
+settle_table() { # FILE HEADING NEW
+	local file=$1 heading=$2 new=$3 old=$tmp/old
+	table_after "$file" "$heading" >"$old"
+	[ -s "$old" ] || { echo "regenerate: no table after '$heading' in $file" >&2; exit 1; }
+	settle "$file: $heading" "$old" "$new" && return 0
+	[ $check = 1 ] && return 1
+	awk -v h="$heading" -v new="$new" '
+		$0 == h { on = 1; print; next }
+		on && /^\|/ { if (!done) { while ((getline l < new) > 0) print l; done = 1 } next }
+		done { on = 0 }
+		{ print }' "$file" >"$tmp/whole" && cp "$tmp/whole" "$file"
+}
+
+# Compares OLD and NEW: 0 if equal; else the diff (under --check) and 1.
+settle() { # WHAT OLD NEW
+	rebuilt=$((rebuilt + 1))
+	if cmp -s "$2" "$3"; then
+		echo "regenerate: $1: same as its raw data give"
+		return 0
+	fi
+	if [ $check = 1 ]; then
+		echo "FAIL: $1 differs from what its raw data give (- committed, + rebuilt):"
+		diff -u "$2" "$3" | tail -n +3
+		status=1
+	else
+		echo "regenerate: $1: rewritten from its raw data"
+	fi
+	return 1
+}
+
+# stabilizer.md, "Overhead per randomization": lever compare --suite JSON
+# exports in stabilizer-raw/ (bench/stabilizer/run.sh --parts overhead).
+. "$bench/stabilizer/tables.sh"
+stabilizer_overhead_table "$results/stabilizer-raw" >"$tmp/overhead"
+settle_table "$results/stabilizer.md" "## Overhead per randomization (paper §5.2, Fig. 6)" \
+	"$tmp/overhead" || true
+
+# amp.md: the whole file, from amp-raw/ (AMP_REPORT_ONLY of bench/amp/run.sh).
+if [ -f "$results/amp-raw/amp-c3.coz" ] && [ -f "$results/amp-raw/meta" ]; then
+	AMP_OUT=$tmp/amp.md AMP_REPORT_ONLY=$results/amp-raw "$bench/amp/run.sh" "$build" >/dev/null
+	if ! settle "amp.md" "$results/amp.md" "$tmp/amp.md" && [ $check = 0 ]; then
+		cp "$tmp/amp.md" "$results/amp.md"
+	fi
+else
+	echo "regenerate: amp.md: not regenerable: amp-raw/ lacks the AMP profiles (amp-c*.coz, causal.coz; .gitignore dropped them) and meta; run bench/amp/run.sh, which now keeps them"
+fi
+
+# stabilizer_heap.md: the whole file, from stabilizer_heap-raw/.
+if [ -f "$results/stabilizer_heap-raw/meta" ]; then
+	STABILIZER_HEAP_OUT=$tmp/heap.md "$bench/stabilizer_heap/run.sh" --report-only >/dev/null
+	if ! settle "stabilizer_heap.md" "$results/stabilizer_heap.md" "$tmp/heap.md" && [ $check = 0 ]; then
+		cp "$tmp/heap.md" "$results/stabilizer_heap.md"
+	fi
+else
+	echo "regenerate: stabilizer_heap.md: not regenerable: its lever compare outputs were not kept; run bench/stabilizer_heap/run.sh BUILD, which now keeps them in stabilizer_heap-raw/"
+fi
+
+# causal.md: the whole file, from causal-raw/ (bench/causal/run.sh's data/).
+if [ -f "$results/causal-raw/meta.txt" ]; then
+	python3 "$bench/causal/analyze.py" tables "$results/causal-raw" >"$tmp/causal.md"
+	if ! settle "causal.md" "$results/causal.md" "$tmp/causal.md" && [ $check = 0 ]; then
+		cp "$tmp/causal.md" "$results/causal.md"
+	fi
+else
+	echo "regenerate: causal.md: not regenerable: the run's data/ was not kept; bench/causal/run.sh now copies it to causal-raw/"
+fi
+
+# figure1.md: the whole file, from figure1-raw/ (FIGURE1_REPORT_ONLY).
+if [ -f "$results/figure1-raw/meta" ]; then
+	FIGURE1_OUT=$tmp/figure1.md FIGURE1_REPORT_ONLY=$results/figure1-raw "$bench/figure1/run.sh" "$build" >/dev/null
+	if ! settle "figure1.md" "$results/figure1.md" "$tmp/figure1.md" && [ $check = 0 ]; then
+		cp "$tmp/figure1.md" "$results/figure1.md"
+	fi
+else
+	echo "regenerate: figure1.md: not regenerable: its profiles and truth runs were not kept; bench/figure1/run.sh now keeps them in figure1-raw/"
+fi
+
+# The rest, listed so that nothing looks regenerable that is not.
+cat <<'LIST'
+regenerate: not regenerable (raw data never committed; re-run to make them so):
+  startup.md: bench/startup/run.sh
+  stabilizer-random.md: bench/stabilizer/nist.sh
+  stabilizer.md, Table 1 and -O2 vs -O3: bench/stabilizer/run.sh (table1.md, suite.csv not in stabilizer-raw/)
+  stabilizer-cc.md: hand-written record of manual runs (no script wrote it)
+LIST
+echo "regenerate: $rebuilt table(s) rebuilt from raw data"
+[ "$rebuilt" -gt 0 ] || { echo "FAIL: no table was rebuilt"; exit 1; }
+exit $status
