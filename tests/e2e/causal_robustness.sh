@@ -101,7 +101,7 @@ check() {
 	local experiments samples
 	experiments=$(grep -c '^experiment' "$dir/p.coz")
 	samples=$(in_scope_samples "$dir/p.coz" "${name%_fortified}")
-	if [ "$samples" -lt 1 ]; then
+	if [ "$samples" -lt "${min_samples[$name]:-1}" ]; then
 		fail "$name ($sampler): no samples in $name's source lines"
 		return
 	fi
@@ -128,9 +128,11 @@ in_scope_samples() {
 			END { for (l in n) t += n[l]; print t + 0 }' "$1"
 }
 
-# Experiments each program must show (default 1). fd_budget runs for a
-# moment and has checks of its own below: it may end before its first.
-declare -A min_experiments=([fd_budget]=0)
+# Experiments and in-scope samples each program must show (default 1).
+# fd_budget runs for a moment (0.3 ms of CPU per thread, less than the timer
+# sampler's period) and has checks of its own below: it may end before its
+# first experiment, or without a timer sample in its lines.
+declare -A min_experiments=([fd_budget]=0) min_samples=([fd_budget]=0)
 
 if [ ! -x "$lever" ] && [ ! -f "$runtime" ]; then
 	echo "FAIL neither $lever nor $runtime exists"
