@@ -62,6 +62,13 @@
 
 /* ---- runtime (PROFILE_KEY_TIME, then) ---- */
 #define PROFILE_KEY_DELAY "delay"
+/*
+ * On runtime records once threads past the perf sampler's descriptor budget
+ * were sampled by the timer sampler: sampler=PROFILE_SAMPLER_MIXED and how
+ * many threads so far (doc/causal.md, --sampler).
+ */
+#define PROFILE_KEY_TIMER_THREADS "timer-threads"
+#define PROFILE_SAMPLER_MIXED	  "perf+timer"
 
 /* ---- samples; shutdown has PROFILE_KEY_TIME and PROFILE_KEY_SAMPLES ---- */
 #define PROFILE_KEY_LOCATION "location"

@@ -13,10 +13,13 @@ function(causal_program name src)
 endfunction()
 
 foreach(name prodcons pingpong sigprof_handler fork_exec threads1000 exit_thread
-    rwlock_barrier_sem sleeps)
+    rwlock_barrier_sem sleeps eintr_waits sigwait_prof progress_threads fd_budget)
   causal_program(${name} ${CMAKE_SOURCE_DIR}/tests/programs/causal/${name}.c)
 endforeach()
 causal_program(cxx_threads ${CMAKE_SOURCE_DIR}/tests/programs/causal/cxx_threads.cpp)
+# The same waits through glibc's _FORTIFY_SOURCE checking variants.
+causal_program(eintr_waits_fortified ${CMAKE_SOURCE_DIR}/tests/programs/causal/eintr_waits.c)
+target_compile_definitions(causal_prog_eintr_waits_fortified PRIVATE _FORTIFY_SOURCE=2)
 # Written for Coz: includes Debian's /usr/include/coz.h (package coz-profiler).
 # Without it causal_robustness runs without that program: say so as a
 # skipped test rather than let the case vanish.

@@ -30,9 +30,12 @@ struct thread_state *thread_self(void)
 {
 	return NULL;
 }
+#define SELECTED_IP 0x1234u /* the one address in the selected line */
+static struct line_info selected_line, other_line;
+
 struct line_info *linemap_lookup(uintptr_t ip)
 {
-	return NULL;
+	return ip == SELECTED_IP ? &selected_line : NULL;
 }
 void *real_symbol(const char *name, const char *version)
 {
@@ -42,6 +45,9 @@ void signals_forward(int sig, siginfo_t *info, void *uctx)
 {
 }
 void signals_inherit_view(bool blocked)
+{
+}
+void signals_poked(void *uctx)
 {
 }
 bool address_in_lever(const void *p)
@@ -58,8 +64,6 @@ bool threads_exit_record(pthread_t th, uint64_t *local, uint64_t *epoch, uint64_
 
 #define PERIOD_NS 1000000ull /* 1 ms */
 #define DELAY_NS  500000ull  /* 50% of it */
-
-static struct line_info selected_line, other_line;
 
 static uint64_t thread_cpu_ns(void)
 {
@@ -235,6 +239,92 @@ static void perf_tail_in_selected_line(void **state)
 	close(t.perf_fd);
 }
 
+static void buffer_sample(struct thread_state *t, uint64_t ns, uint32_t weight)
+{
+	struct raw_sample *s = &t->tbuf[t->tbuf_n++];
+
+	memset(s, 0, sizeof(*s));
+	s->ip = SELECTED_IP;
+	s->ns = ns;
+	s->weight = weight;
+	t->tbuf_weight += weight;
+}
+
+/*
+ * A batch processed just after an experiment starts holds samples taken
+ * before it: they add no virtual speedup, and a sample whose period began
+ * before the start counts for its part after it (issue 14 point 6: with
+ * experiments of a few ms, a whole batch of earlier samples made the
+ * effective duration negative).
+ */
+static void samples_before_the_start_add_nothing(void **state)
+{
+	const uint64_t start = 10 * 1000000000ull;
+	struct thread_state t;
+
+	running_experiment(&selected_line);
+	atomic_store(&rt.experiment_start_ns, start);
+	memset(&t, 0, sizeof(t));
+	t.perf_fd = -1;
+	t.batch_fd = -1;
+	t.epoch = 1;
+	buffer_sample(&t, start - 5 * PERIOD_NS, 1); /* a whole batch earlier */
+	buffer_sample(&t, start - 1, 3);
+	samples_process(&t);
+	assert_int_equal(t.local, 0);
+	buffer_sample(&t, start + 300000, 1); /* 0.3 of its period after the start */
+	samples_process(&t);
+	assert_int_equal(t.local, 300000 * DELAY_NS / PERIOD_NS);
+	buffer_sample(&t, start + 5 * PERIOD_NS, 2); /* wholly inside: both periods */
+	samples_process(&t);
+	assert_int_equal(t.local, (300000 + 2 * PERIOD_NS) * DELAY_NS / PERIOD_NS);
+}
+
+/*
+ * Samples processed while the experiment ends (the catch-up request) count
+ * for the part of their period before its end; an untimed one no longer.
+ */
+static void samples_while_ending_count_until_the_end(void **state)
+{
+	const uint64_t start = 10 * 1000000000ull, end = start + 20 * PERIOD_NS;
+	struct thread_state t;
+
+	running_experiment(&selected_line);
+	atomic_store(&rt.experiment_start_ns, start);
+	atomic_store(&rt.experiment_end_ns, end);
+	atomic_store(&rt.active, EXPERIMENT_ENDING);
+	memset(&t, 0, sizeof(t));
+	t.perf_fd = -1;
+	t.batch_fd = -1;
+	t.epoch = 1;
+	buffer_sample(&t, end - 300000, 1); /* wholly before the end */
+	samples_process(&t);
+	assert_int_equal(t.local, DELAY_NS);
+	buffer_sample(&t, end + 400000, 1);	   /* 0.6 of its period before the end */
+	buffer_sample(&t, end + 2 * PERIOD_NS, 1); /* after it */
+	buffer_sample(&t, 0, 1);		   /* time unknown */
+	samples_process(&t);
+	assert_int_equal(t.local, DELAY_NS + 600000 * DELAY_NS / PERIOD_NS);
+}
+
+/* A thread's tail counts only from the experiment's start, read on both sides. */
+static void tail_before_the_start_is_cut(void **state)
+{
+	struct thread_state t;
+	uint64_t start, after;
+
+	running_experiment(&selected_line);
+	arm_timer(&t);
+	t.last_line = &selected_line;
+	spin_cpu(2300000); /* 2.3 periods of tail, all before the start */
+	start = time_monotonic_ns();
+	atomic_store(&rt.experiment_start_ns, start);
+	samples_account_tail(&t);
+	after = time_monotonic_ns();
+	assert_true(t.local <= (after - start) * DELAY_NS / PERIOD_NS);
+	timer_delete(t.timer);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -243,6 +333,9 @@ int main(void)
 	    cmocka_unit_test(timer_pause_resume_restarts_cover),
 	    cmocka_unit_test(tail_elsewhere_or_between_experiments),
 	    cmocka_unit_test(perf_tail_in_selected_line),
+	    cmocka_unit_test(samples_before_the_start_add_nothing),
+	    cmocka_unit_test(samples_while_ending_count_until_the_end),
+	    cmocka_unit_test(tail_before_the_start_is_cut),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -223,6 +223,8 @@ static void run_experiment(struct line_info *line, unsigned speedup)
 	threads_mark_arrivals(atomic_load(&rt.epoch) + 1); /* the epoch this experiment gets */
 	s0 = atomic_load(&line->samples);
 	t0 = time_monotonic_ns();
+	atomic_store(&rt.experiment_start_ns, t0);
+	atomic_store(&rt.experiment_end_ns, 0);
 	atomic_store(&rt.epoch_global, g0);
 	atomic_fetch_add(&rt.epoch, 1);
 	atomic_store(&rt.active, EXPERIMENT_RUNNING);
@@ -233,6 +235,7 @@ static void run_experiment(struct line_info *line, unsigned speedup)
 	else
 		cut_short = !nap(length_ns);
 
+	atomic_store(&rt.experiment_end_ns, time_monotonic_ns());
 	atomic_store(&rt.active, EXPERIMENT_ENDING);
 	g1 = atomic_load(&rt.global);
 	min_local = settle_delays(g1);
@@ -314,9 +317,21 @@ static void emit_line_samples(struct line_info *li, void *ctx)
  */
 static void write_samples_records(void)
 {
-	output_printf(OUTPUT_FORMAT_RUNTIME,
-		      (unsigned long long)(time_monotonic_ns() - rt.start_ns),
-		      (unsigned long long)stats.paid_ns);
+	uint64_t fallback = atomic_load(&rt.timer_fallback_threads);
+
+	/*
+	 * The startup record names the sampler the run began with; once threads
+	 * past the perf sampler's descriptor budget were sampled by the timer
+	 * sampler (sampler.c), the runtime records say so from then on.
+	 */
+	if (fallback)
+		output_printf(OUTPUT_FORMAT_RUNTIME_MIXED_SAMPLER,
+			      (unsigned long long)(time_monotonic_ns() - rt.start_ns),
+			      (unsigned long long)stats.paid_ns, (unsigned long long)fallback);
+	else
+		output_printf(OUTPUT_FORMAT_RUNTIME,
+			      (unsigned long long)(time_monotonic_ns() - rt.start_ns),
+			      (unsigned long long)stats.paid_ns);
 	linemap_foreach_line(emit_line_samples, NULL);
 	output_flush();
 }

@@ -416,6 +416,10 @@ static void fork_child(void)
 	if (!atomic_load(&rt.enabled))
 		return;
 	output_forget();
+	progress_after_fork_child(self);
+	/* the child's own samples and fallbacks, not the parent's */
+	atomic_store(&rt.first_sample_ns, 0);
+	atomic_store(&rt.timer_fallback_threads, 0);
 	/* the inherited perf fds and mapping belong to the parent's thread */
 	if (self) {
 		sampler_stop(self);

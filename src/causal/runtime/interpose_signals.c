@@ -73,6 +73,7 @@ REAL(sigprocmask, "GLIBC_2.2.5")
 REAL(pthread_sigmask, "GLIBC_2.32")
 REAL(sigtimedwait, "GLIBC_2.2.5")
 REAL(sigsuspend, "GLIBC_2.2.5")
+REAL(sigpending, "GLIBC_2.2.5")
 REAL(nanosleep, "GLIBC_2.2.5")
 REAL(clock_nanosleep, "GLIBC_2.17")
 #pragma GCC diagnostic push
@@ -90,6 +91,7 @@ __attribute__((constructor)) static void interpose_signals_resolve(void)
 	(void)real_pthread_sigmask();
 	(void)real_sigtimedwait();
 	(void)real_sigsuspend();
+	(void)real_sigpending();
 	(void)real_nanosleep();
 	(void)real_clock_nanosleep();
 	(void)real_siginterrupt();
@@ -283,28 +285,135 @@ static void run_program_action(int sig, siginfo_t *info, void *uctx)
 	errno = saved_errno;
 }
 
+/*
+ * A process-directed SIGPROF of the program (kill, sigqueue, ITIMER_PROF,
+ * a POSIX timer) that no thread could take when it came: bare, the kernel
+ * keeps it pending for the process until a thread unblocks it or waits for
+ * it. Under lever it lands in whichever thread runs (all keep it
+ * deliverable), so a thread whose program view blocks it parks it here and
+ * pokes a thread that would have taken it (one that waits for it, else one
+ * that does not block it). One at most, as the kernel keeps one.
+ */
+enum { SLOT_EMPTY, SLOT_BUSY, SLOT_FULL };
+static _Atomic int process_slot = SLOT_EMPTY;
+static siginfo_t process_info;
+
+static bool process_slot_put(const siginfo_t *info)
+{
+	int expected = SLOT_EMPTY;
+
+	if (!atomic_compare_exchange_strong(&process_slot, &expected, SLOT_BUSY))
+		return false; /* one is pending already: they merge */
+	process_info = *info;
+	atomic_store(&process_slot, SLOT_FULL);
+	return true;
+}
+
+static bool process_slot_take(siginfo_t *info)
+{
+	int expected = SLOT_FULL;
+
+	if (!atomic_compare_exchange_strong(&process_slot, &expected, SLOT_BUSY))
+		return false;
+	if (info)
+		*info = process_info;
+	atomic_store(&process_slot, SLOT_EMPTY);
+	return true;
+}
+
+/* Whether this thread waits for the program's SIGPROF in the sigwait family right now. */
+static __thread volatile sig_atomic_t waiting_for_ours __attribute__((tls_model("initial-exec")));
+
+/* Publishes the calling thread's view for the threads that look for a taker. */
+static void publish_view(void)
+{
+	struct thread_state *t = thread_self();
+
+	if (!t)
+		return;
+	atomic_store(&t->sig_view_blocked, program_blocked != 0);
+	atomic_store(&t->sig_waiting, waiting_for_ours != 0);
+}
+
+struct taker {
+	struct thread_state *self, *waiter, *unblocked;
+};
+
+static void find_taker(struct thread_state *t, void *ctx)
+{
+	struct taker *k = ctx;
+
+	if (t == k->self)
+		return;
+	if (!k->waiter && atomic_load(&t->sig_waiting))
+		k->waiter = t;
+	else if (!k->unblocked && !atomic_load(&t->sig_view_blocked))
+		k->unblocked = t;
+}
+
+/* Pokes the thread the kernel would have given the parked signal to, if any. */
+static void poke_taker(void)
+{
+	struct taker k = {.self = thread_self()};
+
+	threads_foreach(find_taker, &k);
+	if (k.waiter)
+		sampler_poke(k.waiter);
+	else if (k.unblocked)
+		sampler_poke(k.unblocked);
+}
+
+/* Whether the signal was sent to this thread (tgkill, pthread_kill), not to the process. */
+static bool thread_directed(const siginfo_t *info)
+{
+	return info->si_code == SI_TKILL;
+}
+
 /* Called by lever's handler for a LEVER_SIGNAL that lever did not send. */
 void signals_forward(int sig, siginfo_t *info, void *uctx)
 {
 	if (sig != LEVER_SIGNAL)
 		return;
-	if (program_blocked) {
-		/* Held back until the program unblocks it; standard signals do not queue. */
-		if (!forward_pending) {
-			forward_info = *info;
-			atomic_signal_fence(memory_order_seq_cst);
-			forward_pending = 1;
-		}
+	if (!program_blocked) {
+		run_program_action(sig, info, uctx);
 		return;
 	}
-	run_program_action(sig, info, uctx);
+	if (!waiting_for_ours && !thread_directed(info)) {
+		/* parked first, then a taker is looked for: see signals_poked */
+		if (process_slot_put(info))
+			poke_taker();
+		return;
+	}
+	/* Held back until the program unblocks it; standard signals do not queue. */
+	if (!forward_pending) {
+		forward_info = *info;
+		atomic_signal_fence(memory_order_seq_cst);
+		forward_pending = 1;
+	}
 }
 
-/* Takes the held-back signal, if any. Call with program_blocked set (no forward can race). */
+/*
+ * lever's handler on a poke: this thread was chosen to take a parked
+ * process-directed signal. If it still would (it waits for the signal, or
+ * its view lets it through), take it as the kernel would have delivered it.
+ */
+void signals_poked(void *uctx)
+{
+	siginfo_t info;
+
+	if ((program_blocked && !waiting_for_ours) || !process_slot_take(&info))
+		return;
+	signals_forward(LEVER_SIGNAL, &info, uctx);
+}
+
+/*
+ * Takes the held-back signal, this thread's or the process's, if any. Call
+ * with program_blocked set (no forward can race).
+ */
 static bool take_pending(siginfo_t *info)
 {
 	if (!forward_pending)
-		return false;
+		return process_slot_take(info);
 	if (info)
 		*info = forward_info;
 	atomic_signal_fence(memory_order_seq_cst);
@@ -324,14 +433,20 @@ static bool set_program_blocked(bool blocked)
 	atomic_signal_fence(memory_order_seq_cst);
 	program_blocked = blocked;
 	atomic_signal_fence(memory_order_seq_cst);
+	/* published before the process slot is looked at: a signal parked later pokes us */
+	publish_view();
 	/*
 	 * Once the view is "unblocked" signals_forward no longer touches the
 	 * pending slot, so reading it here cannot race with the handler.
 	 */
-	if (blocked || !forward_pending)
+	if (blocked)
 		return false;
-	info = forward_info;
-	forward_pending = 0;
+	if (forward_pending) {
+		info = forward_info;
+		forward_pending = 0;
+	} else if (!process_slot_take(&info)) {
+		return false;
+	}
 	getcontext(&uc);
 	run_program_action(LEVER_SIGNAL, &info, &uc);
 	return true;
@@ -350,6 +465,29 @@ bool signals_creator_view(void)
 void signals_inherit_view(bool blocked)
 {
 	program_blocked = blocked;
+	publish_view();
+}
+
+/* For a thread that registers: others look its view up in its thread_state. */
+void signals_publish_view(void)
+{
+	publish_view();
+}
+
+/* sigpending: the program's SIGPROF held back for this thread or the process, never lever's. */
+LEVER_EXPORT int sigpending(sigset_t *set)
+{
+	__typeof__(&sigpending) real = real_sigpending();
+	const void *ra = CALLER();
+	int r;
+
+	r = real ? real(set) : (int)syscall(SYS_rt_sigpending, set, KERNEL_SIGSET_SIZE);
+	if (r != 0 || address_in_lever(ra) || !lever_owns_signal())
+		return r;
+	sigdelset(set, LEVER_SIGNAL);
+	if (forward_pending || atomic_load(&process_slot) == SLOT_FULL)
+		sigaddset(set, LEVER_SIGNAL);
+	return 0;
 }
 
 /* ---- installing handlers ---- */
@@ -654,6 +792,12 @@ static int64_t timespec_ns(const struct timespec *ts)
 	return (int64_t)ts->tv_sec * (int64_t)NSEC_PER_SEC + ts->tv_nsec;
 }
 
+static void stop_waiting_for_ours(void)
+{
+	waiting_for_ours = 0;
+	publish_view();
+}
+
 static int timed_wait_signal(const sigset_t *set, siginfo_t *info, const struct timespec *timeout,
 			     const void *ra)
 {
@@ -673,8 +817,15 @@ static int timed_wait_signal(const sigset_t *set, siginfo_t *info, const struct 
 	if (set && owned && sigismember(set, LEVER_SIGNAL) == 1) {
 		/* The program waits for its own SIGPROF: one may be held back already. */
 		wants_ours = program_blocked;
-		if (wants_ours && take_pending(info))
-			return LEVER_SIGNAL;
+		if (wants_ours) {
+			/* published before looking: a signal parked later pokes us */
+			waiting_for_ours = 1;
+			publish_view();
+			if (take_pending(info)) {
+				stop_waiting_for_ours();
+				return LEVER_SIGNAL;
+			}
+		}
 		copy = *set;
 		sigdelset(&copy, LEVER_SIGNAL);
 		set = &copy;
@@ -713,6 +864,8 @@ static int timed_wait_signal(const sigset_t *set, siginfo_t *info, const struct 
 		}
 	}
 	delays_block_end(armed, r > 0 && info->si_code <= 0 && info->si_pid == getpid());
+	if (wants_ours)
+		stop_waiting_for_ours();
 	return r;
 }
 
@@ -796,16 +949,26 @@ LEVER_EXPORT int sigsuspend(const sigset_t *mask)
  * short, AMP's sleeping consumers finished their tasks early and the
  * prediction read high.)
  */
-static bool only_lever_interrupted(const void *ra)
+bool signals_only_lever_interrupted(const void *ra, const sigset_t *during)
 {
 	sigset_t current;
 
 	if (address_in_lever(ra) || !lever_owns_signal())
 		return false;
-	raw_sigprocmask(SIG_BLOCK, NULL, &current);
-	if (program_blocked)
-		sigaddset(&current, LEVER_SIGNAL);
+	if (during) {
+		/* the mask the call ran with (ppoll, pselect, epoll_pwait) is the program's own */
+		current = *during;
+	} else {
+		raw_sigprocmask(SIG_BLOCK, NULL, &current);
+		if (program_blocked)
+			sigaddset(&current, LEVER_SIGNAL);
+	}
 	return !program_may_have_been_interrupted(&current);
+}
+
+static bool only_lever_interrupted(const void *ra)
+{
+	return signals_only_lever_interrupted(ra, NULL);
 }
 
 static int sleep_relative(const struct timespec *req, struct timespec *rem, const void *ra)

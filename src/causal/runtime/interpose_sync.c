@@ -507,13 +507,18 @@ LEVER_EXPORT int sem_wait(sem_t *s)
 LEVER_EXPORT int sem_timedwait(sem_t *s, const struct timespec *abstime)
 {
 	__typeof__(&sem_timedwait) real = real_sem_timedwait();
+	const void *ra = CALLER();
+	int saved = errno;
 	bool armed;
 	int r;
 
 	if (!real)
 		return fail_errno();
-	armed = delays_block_begin(CALLER());
-	r = real(s, abstime);
+	armed = delays_block_begin(ra);
+	/* the deadline is absolute: lever's signal alone just means wait again */
+	while ((r = real(s, abstime)) != 0 && errno == EINTR &&
+	       signals_only_lever_interrupted(ra, NULL))
+		errno = saved;
 	delays_block_end(armed, r == 0);
 	return r;
 }
@@ -521,13 +526,17 @@ LEVER_EXPORT int sem_timedwait(sem_t *s, const struct timespec *abstime)
 LEVER_EXPORT int sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *abstime)
 {
 	__typeof__(&sem_clockwait) real = real_sem_clockwait();
+	const void *ra = CALLER();
+	int saved = errno;
 	bool armed;
 	int r;
 
 	if (!real)
 		return fail_errno();
-	armed = delays_block_begin(CALLER());
-	r = real(s, clock, abstime);
+	armed = delays_block_begin(ra);
+	while ((r = real(s, clock, abstime)) != 0 && errno == EINTR &&
+	       signals_only_lever_interrupted(ra, NULL))
+		errno = saved;
 	delays_block_end(armed, r == 0);
 	return r;
 }

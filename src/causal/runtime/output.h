@@ -63,6 +63,15 @@
 	PROFILE_FIELD(PROFILE_KEY_DELAY) "%llu"                                \
 	PROFILE_END_OF_RECORD
 
+/* the same once threads fell back from perf to the timer sampler (sampler.c) */
+#define OUTPUT_FORMAT_RUNTIME_MIXED_SAMPLER                                    \
+	PROFILE_RECORD_RUNTIME                                                 \
+	PROFILE_FIELD(PROFILE_KEY_TIME) "%llu"                                 \
+	PROFILE_FIELD(PROFILE_KEY_DELAY) "%llu"                                \
+	PROFILE_FIELD(PROFILE_KEY_SAMPLER) PROFILE_SAMPLER_MIXED               \
+	PROFILE_FIELD(PROFILE_KEY_TIMER_THREADS) "%llu"                        \
+	PROFILE_END_OF_RECORD
+
 #define OUTPUT_FORMAT_SAMPLES                                                  \
 	PROFILE_RECORD_SAMPLES                                                 \
 	PROFILE_FIELD(PROFILE_KEY_LOCATION) "%s:%u"                            \

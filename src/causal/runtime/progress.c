@@ -174,7 +174,10 @@ static int open_uprobe(const char *path, uint64_t offset)
 	attr.type = (uint32_t)type;
 	attr.config1 = (uint64_t)(uintptr_t)path; /* uprobe_path */
 	attr.config2 = offset;			  /* probe_offset */
-	attr.inherit = 1;
+	/*
+	 * Not inherited: every thread opens its own (progress_thread_start), so
+	 * an inherited copy would count the new thread's visits a second time.
+	 */
 	return (int)perf_open(&attr);
 }
 
@@ -324,11 +327,31 @@ static void bp_unlock(struct thread_state *t)
 	atomic_store_explicit(&t->bp_lock, 0, memory_order_release);
 }
 
+/*
+ * Banking a thread's uprobe counts into exited and summing them (live
+ * threads + exited) exclude each other, so that a sum never sees a count
+ * twice (read live, then banked) or not at all (banked after exited was
+ * read): a total lower than the one before wraps the experiment's delta.
+ */
+static _Atomic int bank_lock;
+
+static void bank_lock_take(void)
+{
+	while (atomic_exchange_explicit(&bank_lock, 1, memory_order_acquire))
+		;
+}
+
+static void bank_lock_release(void)
+{
+	atomic_store_explicit(&bank_lock, 0, memory_order_release);
+}
+
 /* Banks the thread's counts and closes its counters (under its lock: the profiler reads them). */
 void progress_thread_stop(struct thread_state *t)
 {
 	size_t n = atomic_load(&n_points);
 
+	bank_lock_take();
 	bp_lock(t);
 	for (size_t i = 0; i < n; i++) {
 		struct progress_point *p = &points[i];
@@ -340,6 +363,35 @@ void progress_thread_stop(struct thread_state *t)
 		t->bp_fd[p->slot] = -1;
 	}
 	bp_unlock(t);
+	bank_lock_release();
+}
+
+/*
+ * In a forked child, for a thread of the parent: closes its uprobe counters
+ * (their counts are the parent's). The locks may have been held by a thread
+ * that does not exist here: they start free.
+ */
+void progress_forget_after_fork(struct thread_state *t)
+{
+	atomic_store(&t->bp_lock, 0);
+	for (int i = 0; i < LEVER_MAX_THREAD_BREAKPOINTS; i++) {
+		if (t->bp_fd[i] >= 0)
+			close(t->bp_fd[i]);
+		t->bp_fd[i] = -1;
+	}
+}
+
+/*
+ * First thing in a forked child: the profiler thread (summing counts) or
+ * another thread (registering a point) may have held a lock at the fork,
+ * and they do not exist here.
+ */
+void progress_after_fork_child(struct thread_state *self)
+{
+	atomic_store(&bank_lock, 0);
+	atomic_store(&points_lock, 0);
+	if (self)
+		atomic_store(&self->bp_lock, 0);
 }
 
 struct slot_sum {
@@ -357,11 +409,15 @@ static void add_thread_count(struct thread_state *t, void *ctx)
 	bp_unlock(t);
 }
 
+/* Exiting threads included: their counts are live until banked. */
 static uint64_t thread_breakpoint_count(struct progress_point *p)
 {
-	struct slot_sum sum = {.slot = p->slot, .total = atomic_load(&p->exited)};
+	struct slot_sum sum = {.slot = p->slot};
 
-	threads_foreach(add_thread_count, &sum);
+	bank_lock_take();
+	sum.total = atomic_load(&p->exited);
+	threads_foreach_all(add_thread_count, &sum);
+	bank_lock_release();
 	return sum.total;
 }
 

@@ -47,6 +47,8 @@ uint64_t progress_min_delta(const struct progress_snapshot *a, const struct prog
 struct thread_state;
 void progress_thread_start(struct thread_state *t);
 void progress_thread_stop(struct thread_state *t);
+void progress_forget_after_fork(struct thread_state *t);
+void progress_after_fork_child(struct thread_state *self);
 
 /* Total visits so far over all points (for the no-experiment diagnosis). */
 uint64_t progress_total_visits(void);

@@ -36,13 +36,14 @@
 #define LEVER_EXPORT		     __attribute__((visibility("default")))
 
 /* Markers in si_value telling lever's own signals from the program's. */
-extern char lever_timer_marker, lever_request_marker;
+extern char lever_timer_marker, lever_request_marker, lever_poke_marker;
 
 struct line_info;
 
 /* A raw sample collected by the timer sampler (the perf sampler keeps them in its ring). */
 struct raw_sample {
 	uintptr_t ip;
+	uint64_t ns;	 /* CLOCK_MONOTONIC when taken */
 	uint32_t weight; /* periods this sample stands for (1 + timer overruns) */
 	uint32_t depth;
 	uintptr_t chain[16];
@@ -57,8 +58,9 @@ struct thread_state {
 	int perf_fd; /* -1 when not sampling with perf */
 	void *ring;  /* perf mmap area (header page + data) */
 	size_t ring_size;
-	int batch_fd;  /* perf task-clock event that signals every batch */
-	timer_t timer; /* timer sampler */
+	int batch_fd;	 /* perf task-clock event that signals every batch */
+	bool perf_share; /* holds a share of the perf sampler's descriptor budget */
+	timer_t timer;	 /* timer sampler */
 	bool timer_armed;
 	uint64_t timer_armed_cpu_ns;  /* thread CPU time when the timer was (re)armed */
 	uint64_t timer_periods;	      /* periods its samples stood for since then */
@@ -103,6 +105,10 @@ struct thread_state {
 	int bp_fd[LEVER_MAX_THREAD_BREAKPOINTS];
 	_Atomic int bp_lock;
 
+	/* the program's view of LEVER_SIGNAL, for a thread looking for a taker (signals_forward) */
+	_Atomic bool sig_view_blocked; /* the program blocks it in this thread */
+	_Atomic bool sig_waiting;      /* in the sigwait family, waiting for it */
+
 	/* re-entrancy: set while lever bookkeeping runs on this thread */
 	volatile sig_atomic_t busy;
 	volatile sig_atomic_t pending; /* a batch signal arrived while busy */
@@ -140,18 +146,22 @@ struct runtime {
 	pid_t pid;
 
 	/* experiment state, written by the profiler thread */
-	_Atomic uint64_t global;	  /* G, ns of virtual speedup (line samples and arrivals) */
-	_Atomic uint64_t epoch;		  /* bumped at every experiment start and end */
-	_Atomic uint64_t epoch_global;	  /* G when the current epoch began */
-	_Atomic int active;		  /* EXPERIMENT_IDLE, _RUNNING or _ENDING */
-	_Atomic uint64_t delay_ns;	  /* d of the running experiment (per selected sample) */
-	_Atomic uint64_t arrivals_exited; /* arrivals of threads that have exited */
-	_Atomic uint64_t arrival_lines;	  /* line samples in threads that have arrivals */
+	_Atomic uint64_t global;       /* G, ns of virtual speedup (line samples and arrivals) */
+	_Atomic uint64_t epoch;	       /* bumped at every experiment start and end */
+	_Atomic uint64_t epoch_global; /* G when the current epoch began */
+	_Atomic int active;	       /* EXPERIMENT_IDLE, _RUNNING or _ENDING */
+	_Atomic uint64_t delay_ns;     /* d of the running experiment (per selected sample) */
+	_Atomic uint64_t experiment_start_ns; /* CLOCK_MONOTONIC: samples before it add nothing */
+	_Atomic uint64_t experiment_end_ns;   /* when it began to end, or 0 while it runs */
+	_Atomic uint64_t arrivals_exited;     /* arrivals of threads that have exited */
+	_Atomic uint64_t arrival_lines;	      /* line samples in threads that have arrivals */
 	struct line_info *_Atomic selected;
 	struct line_info *_Atomic next_line;
 	_Atomic uint64_t end_request; /* end-of-experiment catch-up requests */
 
 	const char *sampler_name; /* "perf" or "timer" */
+	/* threads sampled by the timer sampler because perf's descriptor budget was spent */
+	_Atomic uint64_t timer_fallback_threads;
 	_Atomic uint64_t total_samples;
 	_Atomic uint64_t in_scope_samples;
 	_Atomic uint64_t lost_samples;
@@ -175,6 +185,8 @@ struct thread_state *thread_register(uint64_t parent_local, uint64_t parent_epoc
 void thread_unregister(struct thread_state *t);
 /* Calls fn for each registered thread (profiler thread only). */
 void threads_foreach(void (*fn)(struct thread_state *t, void *ctx), void *ctx);
+/* The same, exiting threads included. */
+void threads_foreach_all(void (*fn)(struct thread_state *t, void *ctx), void *ctx);
 void threads_init(void);
 unsigned threads_live(void);
 void threads_after_fork_child(struct thread_state *self);
@@ -205,6 +217,8 @@ bool threads_exit_record(pthread_t th, uint64_t *local, uint64_t *epoch, uint64_
 /* ---- sampling (sampler.c) ---- */
 bool sampler_start(struct thread_state *t);
 void sampler_stop(struct thread_state *t);
+/* In a forked child, for a thread of the parent: closes what it held. */
+void sampler_forget_after_fork(struct thread_state *t);
 /* Pauses/resumes sampling on the calling thread (around sleeps). */
 void sampler_pause(struct thread_state *t);
 void sampler_resume(struct thread_state *t);
@@ -215,6 +229,8 @@ void samples_account_tail(struct thread_state *t);
 void sampler_install_handler(void);
 /* Signals a thread to process its samples and pay its delays now. */
 bool sampler_request_catch_up(struct thread_state *t);
+/* Signals a thread to take the program's parked process-directed signal (signals_poked). */
+bool sampler_poke(struct thread_state *t);
 
 /* ---- delays (delays.c) ---- */
 /* Pays what the calling thread owes (before anything that may wake a thread). */
@@ -284,9 +300,19 @@ void signals_protect_set(sigset_t *set);
 bool signals_is_ours(int sig);
 /* The program's own handler for our signal, called for signals that are not ours. */
 void signals_forward(int sig, siginfo_t *info, void *uctx);
+/* lever's handler on a poke (sampler_poke): takes a parked process-directed signal. */
+void signals_poked(void *uctx);
+void signals_publish_view(void);
 /* Whether the program believes this thread blocks LEVER_SIGNAL (inherited by new threads). */
 bool signals_creator_view(void);
 void signals_inherit_view(bool blocked);
+/*
+ * After a call made from ra failed with EINTR: whether only lever's signal can
+ * have interrupted it (the program handles no signal it let through, in the
+ * thread's mask or in during, the mask the call ran with). Then the program
+ * would not have been interrupted bare and the call goes on.
+ */
+bool signals_only_lever_interrupted(const void *ra, const sigset_t *during);
 /* Makes LEVER_SIGNAL deliverable to the calling thread, keeping the program's view of it. */
 void signals_unblock_ours(void);
 

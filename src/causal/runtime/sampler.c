@@ -15,10 +15,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/perf_event.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <ucontext.h>
@@ -31,7 +33,47 @@
 
 #define RING_DATA_PAGES 8
 
-char lever_timer_marker, lever_request_marker;
+char lever_timer_marker, lever_request_marker, lever_poke_marker;
+
+/*
+ * The descriptor budget (issue 14 point 3). The perf sampler holds two
+ * descriptors per thread; a program with hundreds of threads would lose
+ * that many of its own to lever (400 threads under `ulimit -n 1024` left it
+ * 216 files of 600). lever's perf descriptors are capped at a sixteenth of
+ * the soft RLIMIT_NOFILE in force when a thread starts (64 of 1024: 32
+ * threads); threads past it are sampled by the timer sampler, which needs
+ * none. The profile says so (rt.timer_fallback_threads, written in the
+ * runtime records) and -v tells once.
+ */
+#define PERF_FDS_PER_THREAD 2
+#define PERF_FD_SHARE	    16
+
+static _Atomic int perf_fds_held;
+
+static int perf_fd_cap(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+		return INT_MAX;
+	return (int)(rl.rlim_cur / PERF_FD_SHARE);
+}
+
+/* Takes the perf sampler's share of descriptors for a thread, or says there is none left. */
+static bool perf_fds_take(void)
+{
+	int cap = perf_fd_cap();
+
+	if (atomic_fetch_add(&perf_fds_held, PERF_FDS_PER_THREAD) + PERF_FDS_PER_THREAD <= cap)
+		return true;
+	atomic_fetch_sub(&perf_fds_held, PERF_FDS_PER_THREAD);
+	if (atomic_fetch_add(&rt.timer_fallback_threads, 1) == 0)
+		LOG_INFO("more than %d threads sampled at once: the perf sampler would take more "
+			 "than %d of the program's %d descriptors; further threads use the timer "
+			 "sampler\n",
+			 cap / PERF_FDS_PER_THREAD, cap, cap * PERF_FD_SHARE);
+	return false;
+}
 
 static _Atomic int perf_refused;
 static _Atomic int perf_errno;
@@ -63,6 +105,10 @@ static void close_perf(struct thread_state *t)
 		close(t->batch_fd);
 	t->perf_fd = -1;
 	t->batch_fd = -1;
+	if (t->perf_share) {
+		atomic_fetch_sub(&perf_fds_held, PERF_FDS_PER_THREAD);
+		t->perf_share = false;
+	}
 }
 
 static bool perf_start(struct thread_state *t)
@@ -164,9 +210,12 @@ bool sampler_start(struct thread_state *t)
 		return true;
 	if (!page_size)
 		page_size = (size_t)sysconf(_SC_PAGESIZE);
-	if (!rt.cfg.force_timer && !atomic_load(&perf_refused)) {
+	t->perf_share = false;
+	if (!rt.cfg.force_timer && !atomic_load(&perf_refused) && perf_fds_take()) {
+		t->perf_share = true;
 		if (perf_start(t))
 			return true;
+		close_perf(t);
 		/* perf_event_open refused (container, paranoid level...): fall back. */
 		if (!atomic_exchange(&perf_refused, 1))
 			LOG_WARN("perf_event_open refused (%s); using the timer sampler\n",
@@ -174,6 +223,13 @@ bool sampler_start(struct thread_state *t)
 		rt.sampler_name = "timer";
 	}
 	return timer_start(t);
+}
+
+/* In a forked child, for a thread of the parent: its descriptors and ring, not its timer. */
+void sampler_forget_after_fork(struct thread_state *t)
+{
+	close_perf(t);
+	t->timer_armed = false; /* POSIX timers are not inherited */
 }
 
 void sampler_stop(struct thread_state *t)
@@ -234,8 +290,34 @@ static void note_arrival_thread_line(struct line_info *li, uint32_t weight)
 	atomic_fetch_add_explicit(&rt.arrival_lines, weight, memory_order_relaxed);
 }
 
+/*
+ * The virtual speedup of a selected-line sample taken at sample_ns (0: time
+ * unknown) standing for weight periods that ended then: only the part of
+ * those periods within the experiment counts, from its start to its end
+ * (0 while it runs). A batch processed just after the start holds samples of
+ * up to a batch (10 ms) before it, and with experiments of a few ms their
+ * pauses made the effective duration negative; a batch processed while the
+ * experiment ends (the catch-up request) holds samples from within it.
+ */
+static uint64_t sample_speedup_ns(uint64_t sample_ns, uint32_t weight)
+{
+	uint64_t start = atomic_load_explicit(&rt.experiment_start_ns, memory_order_relaxed);
+	uint64_t end = atomic_load_explicit(&rt.experiment_end_ns, memory_order_relaxed);
+	uint64_t d = atomic_load_explicit(&rt.delay_ns, memory_order_relaxed);
+	uint64_t covered = (uint64_t)weight * rt.cfg.period_ns;
+	uint64_t lo, hi;
+
+	if (!sample_ns)
+		return weight * d;
+	lo = sample_ns > covered ? sample_ns - covered : 0;
+	if (lo < start)
+		lo = start;
+	hi = end && end < sample_ns ? end : sample_ns;
+	return hi > lo ? (hi - lo) * d / rt.cfg.period_ns : 0;
+}
+
 static void account_sample(struct thread_state *t, uintptr_t ip, const uintptr_t *chain,
-			   size_t depth, uint32_t weight)
+			   size_t depth, uint32_t weight, uint64_t sample_ns)
 {
 	struct line_info *li = linemap_lookup(ip);
 	int state;
@@ -254,11 +336,11 @@ static void account_sample(struct thread_state *t, uintptr_t ip, const uintptr_t
 	else
 		atomic_fetch_add_explicit(&li->other_samples, weight, memory_order_relaxed);
 	state = atomic_load_explicit(&rt.active, memory_order_acquire);
-	if (state == EXPERIMENT_RUNNING) {
+	/* ending: samples of known time still count for their part before the end */
+	if (state == EXPERIMENT_RUNNING || (state == EXPERIMENT_ENDING && sample_ns)) {
 		if (li == atomic_load_explicit(&rt.selected, memory_order_relaxed)) {
 			delays_sync_epoch(t);
-			t->local +=
-			    weight * atomic_load_explicit(&rt.delay_ns, memory_order_relaxed);
+			t->local += sample_speedup_ns(sample_ns, weight);
 		}
 	} else if (state == EXPERIMENT_IDLE) {
 		struct line_info *none = NULL;
@@ -309,9 +391,10 @@ static void process_perf_ring(struct thread_state *t)
 			note_sample_time(buf[1]);
 			/* chain[0] repeats the leaf IP */
 			if (depth && chain[0] == buf[0])
-				account_sample(t, (uintptr_t)buf[0], chain + 1, depth - 1, 1);
+				account_sample(t, (uintptr_t)buf[0], chain + 1, depth - 1, 1,
+					       buf[1]);
 			else
-				account_sample(t, (uintptr_t)buf[0], chain, depth, 1);
+				account_sample(t, (uintptr_t)buf[0], chain, depth, 1, buf[1]);
 		} else if (eh.type == PERF_RECORD_LOST) {
 			uint64_t lost = 0;
 
@@ -329,7 +412,7 @@ static void process_timer_buffer(struct thread_state *t)
 	for (unsigned i = 0; i < t->tbuf_n; i++) {
 		struct raw_sample *s = &t->tbuf[i];
 
-		account_sample(t, s->ip, s->chain, s->depth, s->weight);
+		account_sample(t, s->ip, s->chain, s->depth, s->weight, s->ns);
 	}
 	t->tbuf_n = 0;
 	t->tbuf_weight = 0;
@@ -381,7 +464,7 @@ static uint64_t sampler_residual_ns(struct thread_state *t)
  */
 void samples_account_tail(struct thread_state *t)
 {
-	uint64_t residual;
+	uint64_t residual, now, start;
 
 	if (!t || !t->last_line || rt.cfg.no_sampler)
 		return;
@@ -389,6 +472,13 @@ void samples_account_tail(struct thread_state *t)
 	    t->last_line != atomic_load_explicit(&rt.selected, memory_order_relaxed))
 		return;
 	residual = sampler_residual_ns(t);
+	/* the tail may have begun before the experiment: only its part since counts */
+	now = time_monotonic_ns();
+	start = atomic_load_explicit(&rt.experiment_start_ns, memory_order_relaxed);
+	if (now <= start)
+		return;
+	if (residual > now - start)
+		residual = now - start;
 	if (!residual)
 		return;
 	delays_sync_epoch(t);
@@ -422,9 +512,10 @@ static void record_timer_sample(struct thread_state *t, siginfo_t *info, void *u
 
 	if (t->tbuf_n == LEVER_TIMER_BUF)
 		process_timer_buffer(t);
-	if (!atomic_load_explicit(&rt.first_sample_ns, memory_order_relaxed))
-		note_sample_time(time_monotonic_ns());
 	s = &t->tbuf[t->tbuf_n++];
+	s->ns = time_monotonic_ns();
+	if (!atomic_load_explicit(&rt.first_sample_ns, memory_order_relaxed))
+		note_sample_time(s->ns);
 	s->ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
 	s->weight = 1 + (uint32_t)(info->si_overrun > 0 ? info->si_overrun : 0);
 	s->depth = t->stack_hi ? walk_frames(t, (uintptr_t)uc->uc_mcontext.gregs[REG_RBP], s->chain,
@@ -438,7 +529,9 @@ static bool signal_is_lever(struct thread_state *t, siginfo_t *info)
 	if (info->si_code == SI_TIMER)
 		return info->si_value.sival_ptr == &lever_timer_marker;
 	if (info->si_code == SI_QUEUE)
-		return info->si_pid == rt.pid && info->si_value.sival_ptr == &lever_request_marker;
+		return info->si_pid == rt.pid &&
+		       (info->si_value.sival_ptr == &lever_request_marker ||
+			info->si_value.sival_ptr == &lever_poke_marker);
 	if (info->si_code == POLL_IN || info->si_code == POLL_HUP || info->si_code == POLL_MSG ||
 	    info->si_code == POLL_ERR || info->si_code == POLL_OUT || info->si_code == POLL_PRI)
 		return t && (info->si_fd == t->batch_fd || info->si_fd == t->perf_fd);
@@ -458,6 +551,11 @@ static void lever_signal_handler(int sig, siginfo_t *info, void *uctx)
 		 */
 		if (!(info->si_code >= POLL_IN && info->si_code <= POLL_HUP))
 			signals_forward(sig, info, uctx);
+		errno = saved_errno;
+		return;
+	}
+	if (info->si_code == SI_QUEUE && info->si_value.sival_ptr == &lever_poke_marker) {
+		signals_poked(uctx);
 		errno = saved_errno;
 		return;
 	}
@@ -522,8 +620,7 @@ void signals_unblock_ours(void)
 		signals_inherit_view(true); /* e.g. inherited blocked across exec */
 }
 
-/* Ask a thread to process its samples and pay its delays now. */
-bool sampler_request_catch_up(struct thread_state *t)
+static bool send_marked(struct thread_state *t, char *marker)
 {
 	siginfo_t info;
 
@@ -532,6 +629,17 @@ bool sampler_request_catch_up(struct thread_state *t)
 	info.si_code = SI_QUEUE;
 	info.si_pid = rt.pid;
 	info.si_uid = getuid();
-	info.si_value.sival_ptr = &lever_request_marker;
+	info.si_value.sival_ptr = marker;
 	return syscall(SYS_rt_tgsigqueueinfo, rt.pid, t->tid, LEVER_SIGNAL, &info) == 0;
+}
+
+/* Ask a thread to process its samples and pay its delays now. */
+bool sampler_request_catch_up(struct thread_state *t)
+{
+	return send_marked(t, &lever_request_marker);
+}
+
+bool sampler_poke(struct thread_state *t)
+{
+	return send_marked(t, &lever_poke_marker);
 }

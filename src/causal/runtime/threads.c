@@ -132,6 +132,7 @@ struct thread_state *thread_register(uint64_t parent_local, uint64_t parent_epoc
 	signals_unblock_ours();
 	stack_bounds(t);
 	tls_state = t;
+	signals_publish_view();
 	atomic_fetch_add(&live_threads, 1);
 	if (atomic_load(&exit_key_ready))
 		pthread_setspecific(exit_key, t);
@@ -315,6 +316,18 @@ void threads_foreach(void (*fn)(struct thread_state *t, void *ctx), void *ctx)
 	}
 }
 
+void threads_foreach_all(void (*fn)(struct thread_state *t, void *ctx), void *ctx)
+{
+	size_t high = atomic_load_explicit(&slots_high, memory_order_acquire);
+
+	for (size_t i = 0; i < high; i++) {
+		struct thread_state *t = &thread_table[i];
+
+		if (atomic_load_explicit(&t->used, memory_order_acquire))
+			fn(t, ctx);
+	}
+}
+
 /* ---- pthread_create ---- */
 
 struct start_args {
@@ -382,14 +395,23 @@ unsigned threads_live(void)
 	return atomic_load(&live_threads);
 }
 
-/* After fork the child has only the forking thread; forget the others. */
+/*
+ * After fork the child has only the forking thread; forget the others, and
+ * close the sampler and breakpoint descriptors they held: they came along
+ * into the child's descriptor table (2 per thread with perf).
+ */
 void threads_after_fork_child(struct thread_state *self)
 {
 	for (size_t i = 0; i < LEVER_MAX_THREADS; i++) {
 		struct thread_state *t = &thread_table[i];
 
-		if (t != self)
-			atomic_store(&t->used, 0);
+		if (t == self)
+			continue;
+		if (atomic_load(&t->used)) {
+			sampler_forget_after_fork(t);
+			progress_forget_after_fork(t);
+		}
+		atomic_store(&t->used, 0);
 	}
 	atomic_store(&live_threads, self ? 1 : 0);
 	if (self)

@@ -9,6 +9,9 @@
  *
  * Usage: fork_exec            (parent)
  *        fork_exec child N    (the re-exec'd child: computes and exits 3)
+ *
+ * The forked and the re-exec'd child compute for long enough, visiting a
+ * progress point as they go, that a followed child runs experiments.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -31,6 +34,21 @@ __attribute__((noinline)) static uint64_t compute(uint64_t n)
 
 	for (uint64_t i = 0; i < n; i++)
 		x = x * 6364136223846793005ULL + 1442695040888963407ULL + i;
+	return x;
+}
+
+/*
+ * compute(n) in steps, visiting a progress point after each, so that a
+ * profiled child runs experiments (they start once a point exists).
+ */
+static uint64_t compute_in_steps(uint64_t n, unsigned steps)
+{
+	uint64_t x = 0;
+
+	for (unsigned i = 0; i < steps; i++) {
+		x ^= compute(n / steps + i);
+		LEVER_PROGRESS;
+	}
 	return x;
 }
 
@@ -92,8 +110,7 @@ int main(int argc, char **argv)
 	if (argc > 2 && strcmp(argv[1], "child") == 0) {
 		uint64_t k = strtoull(argv[2], NULL, 10);
 
-		printf("re-exec'd child: %016llx\n", (unsigned long long)compute(k));
-		LEVER_PROGRESS;
+		printf("re-exec'd child: %016llx\n", (unsigned long long)compute_in_steps(k, 400));
 		return 3;
 	}
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -111,7 +128,8 @@ int main(int argc, char **argv)
 		pthread_mutex_lock(&lock); /* consistent: the atfork handlers took it */
 		shared_counter = 0;
 		pthread_mutex_unlock(&lock);
-		printf("forked child: %016llx\n", (unsigned long long)compute(30000000));
+		printf("forked child: %016llx\n",
+		       (unsigned long long)compute_in_steps(60000000, 400));
 		exit(0);
 	}
 	note_pid(pid);
@@ -127,7 +145,7 @@ int main(int argc, char **argv)
 
 	pid = fork();
 	if (pid == 0) {
-		execl(self, argv[0], "child", "30000000", (char *)NULL);
+		execl(self, argv[0], "child", "60000000", (char *)NULL);
 		_exit(127);
 	}
 	note_pid(pid);
