@@ -105,7 +105,7 @@ delay_ratio() {
 	local sampler=$1 mode=$2 out=$tmp/pingpong-$1-$2.coz inserted credited
 	rm -f "$out"
 	LEVER_CAUSAL_VERBOSE=1 profile "$out" "$sampler" "pingpong.c:$a_line" \
-		--fixed-speedup=100 -v -- "$progs/pingpong" 800 200000 "$mode" \
+		--fixed-speedup=100 -v -- "$progs/pingpong" 2400 200000 "$mode" \
 		>"$tmp/stdout" 2>"$tmp/stderr" || return 1
 	inserted=$(sed -n 's/.* \([0-9][0-9]*\) ms of delays inserted.*/\1/p' "$tmp/stderr")
 	period_ns=$(sed -n 's/^startup.*\tperiod=\([0-9]*\).*/\1/p' "$out" | head -n 1)
