@@ -4,80 +4,49 @@
  * (spec/freud.md §3, §4.3; doc/annotate.md). Parses options, calls
  * src/annotate, prints. The recording half (`record`) is issue 15.
  */
+#include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "annotate/annotate.h"
+#include "base/base.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 
-static const char annotate_usage[] =
-    "usage: lever annotate derive RECORD [-f SYMBOL]... [--metric M] [--json]\n"
-    "                             [--html FILE] [OPTIONS]\n"
-    "       lever annotate check ANNOTATIONS RECORD [--alpha A] [--min-points N]\n"
-    "       lever annotate predict ANNOTATIONS SYMBOL [--metric M] FEATURE=VALUE...\n"
-    "       lever annotate synth --shape appendix-a|wide [--calls N] [--features K]\n"
-    "                            [--seed S] -o RECORD\n"
-    "\n"
+/* CLI_UINT writes uint64_t; the analysis's counts are size_t, the same type here. */
+_Static_assert(_Generic((size_t)0, uint64_t : 1, default : 0), "size_t is not uint64_t");
+
+#define DERIVE_USAGE                                                                               \
+	"lever annotate derive RECORD [-f SYMBOL]... [--metric M] [--json]\n"                      \
+	"                             [--html FILE] [OPTIONS]"
+#define CHECK_USAGE   "lever annotate check ANNOTATIONS RECORD [--alpha A] [--min-points N]"
+#define PREDICT_USAGE "lever annotate predict ANNOTATIONS SYMBOL [--metric M] FEATURE=VALUE..."
+#define SYNTH_USAGE                                                                                \
+	"lever annotate synth --shape appendix-a|wide [--calls N] [--features K]\n"                \
+	"                            [--seed S] -o RECORD"
+
+#define METRIC_NAMES "time, cpu, mem, wait, hold, pfaults, Pfaults, cs"
+
+static const char annotate_description[] =
     "Probabilistic performance annotations (Freud): how a function's cost depends on\n"
-    "its inputs. RECORD is an annotate record (doc/formats/annotate-record.md).\n"
-    "\n"
-    "derive: one annotation per symbol, in the annotation language (doc/annotate.md).\n"
-    "  -f, --function SYMBOL   only this symbol (repeatable; default: all)\n"
-    "  -m, --metric M          time (default), cpu, mem, wait, hold, pfaults, Pfaults, cs\n"
-    "      --json              JSON with full-precision coefficients (doc/annotate.md)\n"
-    "      --html FILE         also a self-contained HTML page: per scope and feature,\n"
-    "                          the calls against the feature and the fitted cost\n"
-    "      --digits N          significant digits in the text (default 6)\n"
-    "      --cv K              print the K-fold cross-validated R^2 (default 10; 0: off)\n"
-    "  -v, --verbose           what the analysis tried, on stderr\n"
-    "  Parameters (the seed's Table 5.3 and internal constants):\n"
-    "      --correlation-threshold R  (0.9)   --min-det R2 (0.75)\n"
-    "      --good-pvalue P (2e-11)            --bic-diff D (10)\n"
-    "      --drop-k K (5)                     --min-part-points N (5)\n"
-    "      --constant-tolerance T (0.01)      --cluster-overlap F (0.25)\n"
-    "      --screen-terms N (64)              --max-interaction-features N (8)\n"
-    "      --max-depth N (8)                  --no-heuristics  --no-clustering\n"
-    "\n"
-    "check: the record's calls against the annotations, a test per scope (t-test of\n"
-    "standardised residuals; chi^2 for mixtures), Bonferroni at --alpha (0.01).\n"
-    "Exit status 0: every function conforms; 1: some does not (or is missing);\n"
-    "2: an error.\n"
-    "\n"
-    "predict: the distribution of the metric for the given feature values (names as\n"
-    "in the annotation): mean, variance, and the 95% interval.\n"
-    "\n"
-    "synth: a synthetic record with a known answer (the seed's Appendix A functions,\n"
-    "or a wide function for timing).\n";
+    "its inputs. RECORD is an annotate record (doc/formats/annotate-record.md).\n";
 
-enum {
-	OPT_JSON = 256,
-	OPT_HTML,
-	OPT_DIGITS,
-	OPT_CV,
-	OPT_CORR,
-	OPT_MIN_DET,
-	OPT_PVALUE,
-	OPT_BIC,
-	OPT_DROP_K,
-	OPT_PART,
-	OPT_CONST,
-	OPT_OVERLAP,
-	OPT_SCREEN,
-	OPT_INTER,
-	OPT_DEPTH,
-	OPT_NO_HEUR,
-	OPT_NO_CLUST,
-	OPT_ALPHA,
-	OPT_MIN_POINTS,
-	OPT_SHAPE,
-	OPT_CALLS,
-	OPT_FEATURES,
-	OPT_SEED,
-};
+static const char annotate_overview[] = "usage: " DERIVE_USAGE "\n"
+					"       " CHECK_USAGE "\n"
+					"       " PREDICT_USAGE "\n"
+					"       " SYNTH_USAGE "\n";
+
+static const char annotate_subcommands[] =
+    "derive:  one annotation per symbol, in the annotation language (doc/annotate.md)\n"
+    "check:   the record's calls against the annotations, a test per scope\n"
+    "predict: the distribution of the metric for the given feature values\n"
+    "synth:   a synthetic record with a known answer\n"
+    "\n"
+    "Run 'lever annotate SUBCOMMAND --help' for its options.\n";
 
 static bool parse_double(const char *s, double *v)
 {
@@ -87,22 +56,38 @@ static bool parse_double(const char *s, double *v)
 	return *s && !*end && isfinite(*v);
 }
 
-static bool parse_size(const char *s, size_t *v)
+/* --metric: a metric keyword (annotate_metric_parse also knows wait_time). */
+static int metric_option(const struct cli_option *opt, const char *arg, void *ctx)
 {
-	char *end;
-	unsigned long long x;
+	int metric = annotate_metric_parse(arg);
 
-	if (!*s || *s == '-')
-		return false;
-	x = strtoull(s, &end, 10);
-	*v = (size_t)x;
-	return !*end;
+	(void)ctx;
+	if (metric < 0)
+		return -1;
+	*(int *)opt->value = metric;
+	return 0;
 }
 
-static int bad_value(const char *opt, const char *value)
+/*
+ * A double that may be written with an exponent (p-values such as 2e-11),
+ * within the option's fmin..fmax (and its open bounds). No sign, hex, inf
+ * or nan.
+ */
+static int scientific_option(const struct cli_option *opt, const char *arg, void *ctx)
 {
-	fprintf(stderr, "lever annotate: bad value '%s' for %s\n", value, opt);
-	return 2;
+	char *end;
+	double v;
+
+	(void)ctx;
+	if ((!isdigit((unsigned char)arg[0]) && arg[0] != '.') || strpbrk(arg, "xXpP"))
+		return -1;
+	errno = 0;
+	v = strtod(arg, &end);
+	if (*end || errno || !(opt->fmin_open ? v > opt->fmin : v >= opt->fmin) ||
+	    !(opt->fmax_open ? v < opt->fmax : v <= opt->fmax))
+		return -1;
+	*(double *)opt->value = v;
+	return 0;
 }
 
 static int read_record(const char *path, struct annotate_record *rec)
@@ -121,19 +106,14 @@ static int read_record(const char *path, struct annotate_record *rec)
 	return 0;
 }
 
-static int metric_option(const char *s, int *metric)
-{
-	*metric = annotate_metric_parse(s);
-	return *metric < 0 ? bad_value("--metric", s) : 0;
-}
-
 /* ------------------------------------------------------------ derive */
 
 struct derive_opts {
 	struct annotate_params par;
-	int metric, digits;
+	int metric;
+	uint64_t digits;
 	size_t cv;
-	bool json, verbose;
+	bool json, verbose, no_heuristics, no_clustering;
 	const char *html;
 	FILE *html_file;
 	const char **functions;
@@ -180,7 +160,7 @@ static int derive_one(const struct annotate_symbol *s, const struct derive_opts 
 		printf("\n");
 		if (d.n_leaves == 0)
 			printf("// no model found\n");
-		annotate_print(stdout, &a, o->digits);
+		annotate_print(stdout, &a, (int)o->digits);
 		annotate_annotation_free(&a);
 	}
 	*first = false;
@@ -188,144 +168,117 @@ static int derive_one(const struct annotate_symbol *s, const struct derive_opts 
 	return 0;
 }
 
-static int derive_option(int c, const char *arg, struct derive_opts *o)
+/* -f SYMBOL, repeatable. */
+static int function_option(const struct cli_option *opt, const char *arg, void *ctx)
+{
+	struct derive_opts *o = ctx;
+	const char **fs = realloc(o->functions, (o->n_functions + 1) * sizeof(*fs));
+
+	(void)opt;
+	if (!fs) {
+		fprintf(stderr, "lever annotate derive: out of memory\n");
+		return 2;
+	}
+	o->functions = fs;
+	fs[o->n_functions++] = arg;
+	return 0;
+}
+
+/* --cv K: 0 (off) or a number of folds, at least 2. */
+static int folds_option(const struct cli_option *opt, const char *arg, void *ctx)
+{
+	uint64_t k;
+
+	(void)ctx;
+	if (!parse_u64_range(arg, 0, UINT64_MAX, &k) || k == 1)
+		return -1;
+	*(size_t *)opt->value = k;
+	return 0;
+}
+
+/* 0 with *first the RECORD, CLI_HELP after --help, or an exit status. */
+static int parse_derive_options(struct derive_opts *o, int argc, char **argv, int *first)
 {
 	struct annotate_params *p = &o->par;
-	size_t z;
+	const struct cli_option table[] = {
+	    CLI_CALLBACK('f', "function", "SYMBOL", function_option,
+			 "only this symbol (repeatable; default: all)"),
+	    CLI_CALLBACK('m', "metric", "M", metric_option,
+			 "the metric (default time):\n" METRIC_NAMES, .value = &o->metric,
+			 .what = "a metric: " METRIC_NAMES),
+	    CLI_FLAG(0, "json", &o->json,
+		     "JSON with full-precision coefficients\n(doc/annotate.md)"),
+	    CLI_STRING(0, "html", &o->html, "FILE",
+		       "also a self-contained HTML page: per scope and\n"
+		       "feature, the calls against the feature and the\n"
+		       "fitted cost"),
+	    CLI_UINT(0, "digits", &o->digits, "N", 1, 17,
+		     "significant digits in the text (default 6)"),
+	    CLI_CALLBACK(0, "cv", "K", folds_option,
+			 "print the K-fold cross-validated R^2\n(default 10; 0: off)",
+			 .value = &o->cv, .what = "0 (off) or a number of folds, 2 or more"),
+	    CLI_FLAG('v', "verbose", &o->verbose, "what the analysis tried, on stderr"),
+	    CLI_GROUP("Parameters (the seed's Table 5.3 and internal constants)"),
+	    CLI_DOUBLE(0, "correlation-threshold", &p->correlation_threshold, "R", 0, 1,
+		       "(default 0.9)", .fmin_open = true),
+	    CLI_DOUBLE(0, "min-det", &p->min_det, "R2", 0, 1, "(default 0.75)"),
+	    CLI_CALLBACK(0, "good-pvalue", "P", scientific_option,
+			 "(default 2e-11; an exponent is allowed)", .value = &p->good_pvalue,
+			 .fmin = 0, .fmax = 1, .fmin_open = true,
+			 .what = "a probability above 0, up to 1 (such as 2e-11)"),
+	    CLI_DOUBLE(0, "bic-diff", &p->bic_diff, "D", 0, INFINITY, "(default 10)"),
+	    CLI_UINT(0, "drop-k", &p->drop_k, "K", 1, UINT64_MAX, "(default 5)"),
+	    CLI_UINT(0, "min-part-points", &p->min_part_points, "N", 2, UINT64_MAX, "(default 5)"),
+	    CLI_DOUBLE(0, "constant-tolerance", &p->constant_tolerance, "T", 0, INFINITY,
+		       "(max - min) / mean below T is constant\n(default 0.01)"),
+	    CLI_DOUBLE(0, "cluster-overlap", &p->cluster_overlap, "F", 0, INFINITY,
+		       "tolerated overlap of cluster ranges (default 0.25)"),
+	    CLI_UINT(0, "screen-terms", &p->screen_terms, "N", 1, UINT64_MAX,
+		     "main terms kept by marginal screening (default 64)"),
+	    CLI_UINT(0, "max-interaction-features", &p->max_interaction_features, "N", 1, 32,
+		     "features whose pairwise interactions are tried\n(default 8)"),
+	    CLI_UINT(0, "max-depth", &p->max_depth, "N", 0, 60, "depth of the tree (default 8)"),
+	    CLI_FLAG(0, "no-heuristics", &o->no_heuristics,
+		     "no R and M heuristics for time-like metrics"),
+	    CLI_FLAG(0, "no-clustering", &o->no_clustering,
+		     "no clustering into mixtures (Algorithm 3)"),
+	    CLI_END(),
+	};
+	const struct cli_command cmd = {
+	    .name = "lever annotate derive",
+	    .usage = "usage: " DERIVE_USAGE,
+	    .description = "One annotation per symbol of RECORD, in the annotation language\n"
+			   "(doc/annotate.md). RECORD is an annotate record\n"
+			   "(doc/formats/annotate-record.md).\n",
+	    .options = table,
+	};
+	int ret = cli_parse(&cmd, argc, argv, o, first);
 
-	switch (c) {
-	case 'f': {
-		const char **fs = realloc(o->functions, (o->n_functions + 1) * sizeof(*fs));
-
-		if (!fs)
-			return 2;
-		o->functions = fs;
-		fs[o->n_functions++] = arg;
-		return 0;
-	}
-	case 'm':
-		return metric_option(arg, &o->metric);
-	case OPT_JSON:
-		o->json = true;
-		return 0;
-	case OPT_HTML:
-		o->html = arg;
-		return 0;
-	case 'v':
-		o->verbose = true;
-		return 0;
-	case OPT_DIGITS:
-		if (!parse_size(arg, &z) || z < 1 || z > 17)
-			return bad_value("--digits", arg);
-		o->digits = (int)z;
-		return 0;
-	case OPT_CV:
-		return parse_size(arg, &o->cv) && o->cv != 1 ? 0 : bad_value("--cv", arg);
-	case OPT_CORR:
-		return parse_double(arg, &p->correlation_threshold) &&
-			       p->correlation_threshold > 0 && p->correlation_threshold <= 1
-			   ? 0
-			   : bad_value("--correlation-threshold", arg);
-	case OPT_MIN_DET:
-		return parse_double(arg, &p->min_det) && p->min_det >= 0 && p->min_det <= 1
-			   ? 0
-			   : bad_value("--min-det", arg);
-	case OPT_PVALUE:
-		return parse_double(arg, &p->good_pvalue) && p->good_pvalue > 0 &&
-			       p->good_pvalue <= 1
-			   ? 0
-			   : bad_value("--good-pvalue", arg);
-	case OPT_BIC:
-		return parse_double(arg, &p->bic_diff) && p->bic_diff >= 0
-			   ? 0
-			   : bad_value("--bic-diff", arg);
-	case OPT_DROP_K:
-		return parse_size(arg, &p->drop_k) && p->drop_k > 0 ? 0
-								    : bad_value("--drop-k", arg);
-	case OPT_PART:
-		return parse_size(arg, &p->min_part_points) && p->min_part_points >= 2
-			   ? 0
-			   : bad_value("--min-part-points", arg);
-	case OPT_CONST:
-		return parse_double(arg, &p->constant_tolerance) && p->constant_tolerance >= 0
-			   ? 0
-			   : bad_value("--constant-tolerance", arg);
-	case OPT_OVERLAP:
-		return parse_double(arg, &p->cluster_overlap) && p->cluster_overlap >= 0
-			   ? 0
-			   : bad_value("--cluster-overlap", arg);
-	case OPT_SCREEN:
-		return parse_size(arg, &p->screen_terms) && p->screen_terms > 0
-			   ? 0
-			   : bad_value("--screen-terms", arg);
-	case OPT_INTER:
-		return parse_size(arg, &p->max_interaction_features) &&
-			       p->max_interaction_features > 0 && p->max_interaction_features <= 32
-			   ? 0
-			   : bad_value("--max-interaction-features", arg);
-	case OPT_DEPTH:
-		return parse_size(arg, &p->max_depth) && p->max_depth <= 60
-			   ? 0
-			   : bad_value("--max-depth", arg);
-	case OPT_NO_HEUR:
+	if (ret)
+		return ret;
+	if (*first + 1 != argc)
+		return cli_usage_error(&cmd, "expected one RECORD");
+	if (o->no_heuristics)
 		p->heuristics = false;
-		return 0;
-	case OPT_NO_CLUST:
+	if (o->no_clustering)
 		p->clustering = false;
-		return 0;
-	}
-	fprintf(stderr, "Run 'lever annotate --help' for the options.\n");
-	return 2;
+	return 0;
 }
 
 static int cmd_derive(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"function", required_argument, NULL, 'f'},
-	    {"metric", required_argument, NULL, 'm'},
-	    {"json", no_argument, NULL, OPT_JSON},
-	    {"html", required_argument, NULL, OPT_HTML},
-	    {"digits", required_argument, NULL, OPT_DIGITS},
-	    {"cv", required_argument, NULL, OPT_CV},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"correlation-threshold", required_argument, NULL, OPT_CORR},
-	    {"min-det", required_argument, NULL, OPT_MIN_DET},
-	    {"good-pvalue", required_argument, NULL, OPT_PVALUE},
-	    {"bic-diff", required_argument, NULL, OPT_BIC},
-	    {"drop-k", required_argument, NULL, OPT_DROP_K},
-	    {"min-part-points", required_argument, NULL, OPT_PART},
-	    {"constant-tolerance", required_argument, NULL, OPT_CONST},
-	    {"cluster-overlap", required_argument, NULL, OPT_OVERLAP},
-	    {"screen-terms", required_argument, NULL, OPT_SCREEN},
-	    {"max-interaction-features", required_argument, NULL, OPT_INTER},
-	    {"max-depth", required_argument, NULL, OPT_DEPTH},
-	    {"no-heuristics", no_argument, NULL, OPT_NO_HEUR},
-	    {"no-clustering", no_argument, NULL, OPT_NO_CLUST},
-	    {"help", no_argument, NULL, 'h'},
-	    {0}};
 	struct derive_opts o = {.metric = ANNOTATE_TIME, .digits = 6, .cv = 10};
 	struct annotate_record rec;
 	bool first = true;
-	int c, rc = 0;
+	int operand = 0, rc;
 
 	annotate_params_default(&o.par);
-	while ((c = getopt_long(argc, argv, "f:m:vh", opts, NULL)) != -1) {
-		if (c == 'h') {
-			fputs(annotate_usage, stdout);
-			free(o.functions);
-			return 0;
-		}
-		if ((rc = derive_option(c, optarg, &o))) {
-			free(o.functions);
-			return rc;
-		}
-	}
-	if (optind + 1 != argc) {
-		fprintf(stderr, "lever annotate derive: expected one RECORD\n%s", annotate_usage);
+	rc = parse_derive_options(&o, argc, argv, &operand);
+	if (rc) {
 		free(o.functions);
-		return 2;
+		return rc == CLI_HELP ? 0 : rc;
 	}
-	if ((rc = read_record(argv[optind], &rec))) {
+	if ((rc = read_record(argv[operand], &rec))) {
 		free(o.functions);
 		return rc;
 	}
@@ -336,7 +289,7 @@ static int cmd_derive(int argc, char **argv)
 		return 2;
 	}
 	if (o.html_file)
-		annotate_html_begin(o.html_file, argv[optind]);
+		annotate_html_begin(o.html_file, argv[operand]);
 	if (o.json)
 		fputs("[\n", stdout);
 	for (size_t i = 0; i < o.n_functions && !rc; i++) {
@@ -344,7 +297,7 @@ static int cmd_derive(int argc, char **argv)
 
 		if (!s) {
 			fprintf(stderr, "lever annotate: %s: no symbol '%s' in the record\n",
-				argv[optind], o.functions[i]);
+				argv[operand], o.functions[i]);
 			rc = 2;
 		} else {
 			rc = derive_one(s, &o, &first);
@@ -386,46 +339,54 @@ static void print_check(const struct annotate_check_result *r)
 	}
 }
 
+/* 0 with *first ANNOTATIONS, CLI_HELP after --help, or an exit status. */
+static int parse_check_options(struct annotate_check_params *p, int argc, char **argv, int *first)
+{
+	const struct cli_option table[] = {
+	    CLI_CALLBACK(0, "alpha", "A", scientific_option,
+			 "the chance that any test of the file fails by accident\n"
+			 "(Bonferroni over every scope; default 0.01)",
+			 .value = &p->alpha, .fmin = 0, .fmax = 1, .fmin_open = true,
+			 .fmax_open = true, .what = "a probability above 0, below 1"),
+	    CLI_UINT(0, "min-points", &p->min_points, "N", 2, UINT64_MAX,
+		     "scopes with fewer calls are not tested (default 3)"),
+	    CLI_END(),
+	};
+	const struct cli_command cmd = {
+	    .name = "lever annotate check",
+	    .usage = "usage: " CHECK_USAGE,
+	    .description =
+		"The record's calls against the annotations, a test per scope (t-test of\n"
+		"standardised residuals; chi^2 for mixtures), Bonferroni at --alpha (0.01).\n",
+	    .options = table,
+	    .epilogue =
+		"Exit status 0: every function conforms; 1: some does not (or is missing);\n"
+		"2: an error.\n",
+	};
+	int ret = cli_parse(&cmd, argc, argv, p, first);
+
+	if (!ret && *first + 2 != argc)
+		ret = cli_usage_error(&cmd, "expected ANNOTATIONS RECORD");
+	return ret;
+}
+
 static int cmd_check(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"alpha", required_argument, NULL, OPT_ALPHA},
-	    {"min-points", required_argument, NULL, OPT_MIN_POINTS},
-	    {"help", no_argument, NULL, 'h'},
-	    {0}};
 	struct annotate_check_params p = {.alpha = 0.01, .min_points = 3};
 	struct annotate_file file;
 	struct annotate_record rec;
 	char err[512];
 	bool all = true;
-	int c, rc = 0;
+	int operand = 0, rc;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			fputs(annotate_usage, stdout);
-			return 0;
-		case OPT_ALPHA:
-			if (!parse_double(optarg, &p.alpha) || p.alpha <= 0 || p.alpha >= 1)
-				return bad_value("--alpha", optarg);
-			break;
-		case OPT_MIN_POINTS:
-			if (!parse_size(optarg, &p.min_points) || p.min_points < 2)
-				return bad_value("--min-points", optarg);
-			break;
-		default:
-			return 2;
-		}
-	}
-	if (optind + 2 != argc) {
-		fprintf(stderr, "lever annotate check: expected ANNOTATIONS RECORD\n");
-		return 2;
-	}
-	if (annotate_parse_file(argv[optind], &file, err, sizeof(err))) {
+	rc = parse_check_options(&p, argc, argv, &operand);
+	if (rc)
+		return rc == CLI_HELP ? 0 : rc;
+	if (annotate_parse_file(argv[operand], &file, err, sizeof(err))) {
 		fprintf(stderr, "lever annotate: %s\n", err);
 		return 2;
 	}
-	if ((rc = read_record(argv[optind + 1], &rec))) {
+	if ((rc = read_record(argv[operand + 1], &rec))) {
 		annotate_file_free(&file);
 		return rc;
 	}
@@ -480,42 +441,53 @@ static bool lookup_binding(void *ctx, const char *name, double *v)
 	return false;
 }
 
+/* 0 with *first ANNOTATIONS, CLI_HELP after --help, or an exit status. */
+static int parse_predict_options(int *metric, int argc, char **argv, int *first)
+{
+	const struct cli_option table[] = {
+	    CLI_CALLBACK('m', "metric", "M", metric_option,
+			 "the metric (default time):\n" METRIC_NAMES, .value = metric,
+			 .what = "a metric: " METRIC_NAMES),
+	    CLI_END(),
+	};
+	const struct cli_command cmd = {
+	    .name = "lever annotate predict",
+	    .usage = "usage: " PREDICT_USAGE,
+	    .description = "The distribution of the metric for the given feature values (names as\n"
+			   "in the annotation): mean, variance, and the 95% interval.\n",
+	    .options = table,
+	};
+	int ret = cli_parse(&cmd, argc, argv, metric, first);
+
+	if (!ret && *first + 2 > argc)
+		ret = cli_usage_error(&cmd, "expected ANNOTATIONS SYMBOL FEATURE=VALUE...");
+	return ret;
+}
+
 static int cmd_predict(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"metric", required_argument, NULL, 'm'}, {"help", no_argument, NULL, 'h'}, {0}};
 	struct annotate_file file;
 	struct annotate_prediction p;
 	const struct annotate_annotation *a;
 	struct bindings b;
-	int metric = ANNOTATE_TIME, c, rc;
+	int metric = ANNOTATE_TIME, operand = 0, rc;
 	char err[512];
 
-	while ((c = getopt_long(argc, argv, "+m:h", opts, NULL)) != -1) {
-		if (c == 'h') {
-			fputs(annotate_usage, stdout);
-			return 0;
-		}
-		if (c != 'm' || metric_option(optarg, &metric))
-			return 2;
-	}
-	if (optind + 2 > argc) {
-		fprintf(stderr,
-			"lever annotate predict: expected ANNOTATIONS SYMBOL FEATURE=VALUE...\n");
-		return 2;
-	}
-	if (annotate_parse_file(argv[optind], &file, err, sizeof(err))) {
+	rc = parse_predict_options(&metric, argc, argv, &operand);
+	if (rc)
+		return rc == CLI_HELP ? 0 : rc;
+	if (annotate_parse_file(argv[operand], &file, err, sizeof(err))) {
 		fprintf(stderr, "lever annotate: %s\n", err);
 		return 2;
 	}
-	a = annotate_file_find(&file, argv[optind + 1], metric);
+	a = annotate_file_find(&file, argv[operand + 1], metric);
 	if (!a) {
-		fprintf(stderr, "lever annotate: %s: no annotation for %s.%s\n", argv[optind],
-			argv[optind + 1], annotate_metric_name((enum annotate_metric)metric));
+		fprintf(stderr, "lever annotate: %s: no annotation for %s.%s\n", argv[operand],
+			argv[operand + 1], annotate_metric_name((enum annotate_metric)metric));
 		annotate_file_free(&file);
 		return 2;
 	}
-	b = (struct bindings){.argv = argv + optind + 2, .argc = argc - optind - 2, .a = a};
+	b = (struct bindings){.argv = argv + operand + 2, .argc = argc - operand - 2, .a = a};
 	rc = annotate_predict(a, lookup_binding, &b, &p);
 	if (rc) {
 		fprintf(stderr, "lever annotate: %s: %s\n", a->signature,
@@ -542,55 +514,55 @@ static int cmd_predict(int argc, char **argv)
 
 /* ------------------------------------------------------------ synth */
 
+static const char *const synth_shapes[] = {"appendix-a", "wide", NULL};
+
+struct synth_opts {
+	int shape; /* index in synth_shapes */
+	uint64_t calls, features, seed;
+	const char *out;
+};
+
+/* 0, CLI_HELP after --help, or an exit status. */
+static int parse_synth_options(struct synth_opts *o, int argc, char **argv)
+{
+	const struct cli_option table[] = {
+	    CLI_ENUM(0, "shape", &o->shape, "appendix-a|wide", synth_shapes,
+		     "the seed's Appendix A functions (default), or a wide\n"
+		     "function for timing"),
+	    CLI_UINT(0, "calls", &o->calls, "N", 1, UINT64_MAX, "calls per function (default 151)"),
+	    CLI_UINT(0, "features", &o->features, "K", 3, UINT64_MAX,
+		     "features of the wide function (default 650)"),
+	    CLI_UINT(0, "seed", &o->seed, "S", 0, UINT64_MAX, "random seed (default 1)"),
+	    CLI_STRING('o', "output", &o->out, "RECORD", "the record to write (required)"),
+	    CLI_END(),
+	};
+	const struct cli_command cmd = {
+	    .name = "lever annotate synth",
+	    .usage = "usage: " SYNTH_USAGE,
+	    .description = "A synthetic record with a known answer (the seed's Appendix A "
+			   "functions,\nor a wide function for timing).\n",
+	    .options = table,
+	};
+	int first = 0, ret = cli_parse(&cmd, argc, argv, o, &first);
+
+	if (!ret && (!o->out || first != argc))
+		ret = cli_usage_error(&cmd, "expected -o RECORD and no other argument");
+	return ret;
+}
+
 static int cmd_synth(int argc, char **argv)
 {
-	static const struct option opts[] = {{"shape", required_argument, NULL, OPT_SHAPE},
-					     {"calls", required_argument, NULL, OPT_CALLS},
-					     {"features", required_argument, NULL, OPT_FEATURES},
-					     {"seed", required_argument, NULL, OPT_SEED},
-					     {"output", required_argument, NULL, 'o'},
-					     {"help", no_argument, NULL, 'h'},
-					     {0}};
-	const char *shape = "appendix-a", *out = NULL;
-	size_t calls = 151, features = 650, seed = 1;
+	struct synth_opts o = {.calls = 151, .features = 650, .seed = 1};
 	struct annotate_writer w;
-	int c, rc;
+	const char *out;
+	int rc;
 
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			fputs(annotate_usage, stdout);
-			return 0;
-		case OPT_SHAPE:
-			shape = optarg;
-			break;
-		case OPT_CALLS:
-			if (!parse_size(optarg, &calls) || calls == 0)
-				return bad_value("--calls", optarg);
-			break;
-		case OPT_FEATURES:
-			if (!parse_size(optarg, &features) || features < 3)
-				return bad_value("--features", optarg);
-			break;
-		case OPT_SEED:
-			if (!parse_size(optarg, &seed))
-				return bad_value("--seed", optarg);
-			break;
-		case 'o':
-			out = optarg;
-			break;
-		default:
-			return 2;
-		}
-	}
-	if (!out || optind != argc) {
-		fprintf(stderr, "lever annotate synth: expected -o RECORD and no other argument\n");
-		return 2;
-	}
-	if (strcmp(shape, "appendix-a") != 0 && strcmp(shape, "wide") != 0)
-		return bad_value("--shape", shape);
+	rc = parse_synth_options(&o, argc, argv);
+	if (rc)
+		return rc == CLI_HELP ? 0 : rc;
+	out = o.out;
 	if ((rc = annotate_writer_open(&w, out, "synthetic")) == 0)
-		rc = annotate_synth(&w, shape, calls, features, seed);
+		rc = annotate_synth(&w, synth_shapes[o.shape], o.calls, o.features, o.seed);
 	if (annotate_writer_close(&w) && !rc)
 		rc = -EIO;
 	if (rc) {
@@ -604,8 +576,11 @@ int cmd_annotate(int argc, char **argv)
 {
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
-		fputs(annotate_usage, argc < 2 ? stderr : stdout);
-		return argc < 2 ? 2 : 0;
+		FILE *out = argc < 2 ? stderr : stdout;
+
+		fprintf(out, "%s\n%s\n%s", annotate_overview, annotate_description,
+			annotate_subcommands);
+		return argc < 2 ? EXIT_USAGE : 0;
 	}
 	if (strcmp(argv[1], "derive") == 0)
 		return cmd_derive(argc - 1, argv + 1);
@@ -618,8 +593,10 @@ int cmd_annotate(int argc, char **argv)
 	if (strcmp(argv[1], "record") == 0) {
 		fprintf(stderr, "lever annotate record: not built yet (issue 15); records can be "
 				"written with the writer API or `lever annotate synth`\n");
-		return 2;
+		return EXIT_USAGE;
 	}
-	fprintf(stderr, "lever annotate: unknown subcommand '%s'\n%s", argv[1], annotate_usage);
-	return 2;
+	fprintf(stderr,
+		"lever annotate: unknown subcommand '%s'\nRun 'lever annotate --help' for usage.\n",
+		argv[1]);
+	return EXIT_USAGE;
 }

@@ -6,7 +6,6 @@
  * and prints each struct as pahole does with its samples, the false
  * sharing found, the suggested layout as C, and the ranked savings.
  */
-#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,13 +13,12 @@
 
 #include "base/base.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "layout/layout.h"
 
-#define EXIT_USAGE 2
+#define REPORT_USAGE "usage: lever layout report [OPTIONS] RECORD"
 
-static const char layout_usage[] =
-    "usage: lever layout report [OPTIONS] RECORD\n"
-    "\n"
+static const char report_description[] =
     "Struct-layout analysis (AutoCPA). `lever layout record` is under construction;\n"
     "`report` reads a layout record (doc/formats/layout-record.md: struct layouts,\n"
     "the static table of which instruction touches which field, basic blocks and\n"
@@ -28,124 +26,68 @@ static const char layout_usage[] =
     "  - the layout as pahole prints it, with raw and block-adjusted samples per field\n"
     "  - false sharing: fields on one line written by one thread, used by another\n"
     "  - the suggested order as a C struct to paste, with its estimated saving\n"
-    "then the structs ranked by saving (\"In struct S you will save N misses\").\n"
-    "\n"
-    "  --adjust MODE     basic-block adjustment: thesis (default; Algorithm 3),\n"
-    "                    repo-quirks (the thesis-era code: no line filter), none\n"
-    "  --tolerance PCT   counts within PCT% of each other tie and keep their\n"
-    "                    access order (default 0: exact counts)\n"
-    "  --dominant PCT    a thread owning PCT% of a field's samples owns the field\n"
-    "                    when grouping by thread (default 90)\n"
-    "  --threshold N     suggest only structs that save more than N samples\n"
-    "                    (the thesis used 500 for Redis, 50 for Memcached; default 0)\n"
-    "  --pack            fill holes with fields that have no samples (as pahole\n"
-    "                    --reorganize), when that grows neither size nor misses\n"
-    "  --json            one JSON document instead of text\n"
-    "  -h, --help        show this help\n";
+    "then the structs ranked by saving (\"In struct S you will save N misses\").\n";
 
-enum { OPT_ADJUST = 256, OPT_TOLERANCE, OPT_DOMINANT, OPT_THRESHOLD, OPT_PACK, OPT_JSON };
-
-static const struct option layout_long_options[] = {
-    {"adjust", required_argument, NULL, OPT_ADJUST},
-    {"tolerance", required_argument, NULL, OPT_TOLERANCE},
-    {"dominant", required_argument, NULL, OPT_DOMINANT},
-    {"threshold", required_argument, NULL, OPT_THRESHOLD},
-    {"pack", no_argument, NULL, OPT_PACK},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
+static const char *const adjust_names[] = {"thesis", "repo-quirks", "none", NULL};
+static const enum layout_adjust_mode adjust_modes[] = {
+    LAYOUT_ADJUST_THESIS, LAYOUT_ADJUST_REPO_QUIRKS, LAYOUT_ADJUST_NONE};
 
 struct layout_options {
-	enum layout_adjust_mode adjust;
+	int adjust;			    /* index in adjust_names */
+	double tolerance_pct, dominant_pct; /* PCT as given, for params */
+	bool tolerance_given, dominant_given;
 	struct layout_params params;
 	bool json;
 	const char *record;
 };
 
-static int layout_usage_error(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "lever layout report: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\nRun 'lever layout --help' for usage.\n");
-	return EXIT_USAGE;
-}
-
-static bool parse_percent(const char *text, double *out)
-{
-	char *end;
-	double v = strtod(text, &end);
-
-	if (end == text || *end || !(v >= 0 && v <= 100))
-		return false;
-	*out = v / 100.0;
-	return true;
-}
-
-static int parse_adjust(const char *text, enum layout_adjust_mode *out)
-{
-	if (strcmp(text, "thesis") == 0)
-		*out = LAYOUT_ADJUST_THESIS;
-	else if (strcmp(text, "repo-quirks") == 0)
-		*out = LAYOUT_ADJUST_REPO_QUIRKS;
-	else if (strcmp(text, "none") == 0)
-		*out = LAYOUT_ADJUST_NONE;
-	else
-		return -1;
-	return 0;
-}
-
-/* Returns 0, -1 after --help, or an exit status. */
+/* 0, CLI_HELP after --help, or an exit status. */
 static int parse_layout_options(struct layout_options *o, int argc, char **argv)
 {
-	uint64_t v;
-	int c;
+	const struct cli_option table[] = {
+	    CLI_ENUM(0, "adjust", &o->adjust, "MODE", adjust_names,
+		     "basic-block adjustment: thesis (default; Algorithm 3),\n"
+		     "repo-quirks (the thesis-era code: no line filter), none"),
+	    CLI_DOUBLE(0, "tolerance", &o->tolerance_pct, "PCT", 0, 100,
+		       "counts within PCT% of each other tie and keep their\n"
+		       "access order (default 0: exact counts)",
+		       .given = &o->tolerance_given, .what = "a percentage 0..100"),
+	    CLI_DOUBLE(0, "dominant", &o->dominant_pct, "PCT", 50, 100,
+		       "a thread owning PCT% of a field's samples owns the field\n"
+		       "when grouping by thread (default 90)",
+		       .fmin_open = true, .given = &o->dominant_given,
+		       .what = "a percentage above 50, up to 100"),
+	    CLI_UINT(0, "threshold", &o->params.threshold, "N", 0, UINT64_MAX,
+		     "suggest only structs that save more than N samples (the\n"
+		     "thesis used 500 for Redis, 50 for Memcached; default 0)",
+		     .what = "a count"),
+	    CLI_FLAG(0, "pack", &o->params.pack_holes,
+		     "fill holes with fields that have no samples (as pahole\n"
+		     "--reorganize), when that grows neither size nor misses"),
+	    CLI_FLAG(0, "json", &o->json, "one JSON document instead of text"),
+	    CLI_END(),
+	};
+	const struct cli_command cmd = {
+	    .name = "lever layout report",
+	    .usage = REPORT_USAGE,
+	    .description = report_description,
+	    .options = table,
+	    .help_column = 24,
+	};
+	int first = 0, ret;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":h", layout_long_options, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			fputs(layout_usage, stdout);
-			return -1;
-		case OPT_ADJUST:
-			if (parse_adjust(optarg, &o->adjust))
-				return layout_usage_error(
-				    "--adjust: '%s' is not thesis, repo-quirks or none", optarg);
-			break;
-		case OPT_TOLERANCE:
-			if (!parse_percent(optarg, &o->params.tolerance))
-				return layout_usage_error("--tolerance: '%s' is not 0..100",
-							  optarg);
-			break;
-		case OPT_DOMINANT:
-			if (!parse_percent(optarg, &o->params.dominant_share) ||
-			    o->params.dominant_share <= 0.5)
-				return layout_usage_error(
-				    "--dominant: '%s' is not above 50, up to 100", optarg);
-			break;
-		case OPT_THRESHOLD:
-			if (!parse_u64_range(optarg, 0, UINT64_MAX, &v))
-				return layout_usage_error("--threshold: '%s' is not a count",
-							  optarg);
-			o->params.threshold = v;
-			break;
-		case OPT_PACK:
-			o->params.pack_holes = true;
-			break;
-		case OPT_JSON:
-			o->json = true;
-			break;
-		case ':':
-			return layout_usage_error("option '%s' needs a value", argv[optind - 1]);
-		default:
-			return layout_usage_error("unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind != argc - 1)
-		return layout_usage_error("%s", optind == argc ? "which record? (one RECORD file)"
-							       : "one RECORD file, please");
-	o->record = argv[optind];
+	ret = cli_parse(&cmd, argc, argv, o, &first);
+	if (ret)
+		return ret;
+	if (first != argc - 1)
+		return cli_usage_error(&cmd, "%s",
+				       first == argc ? "which record? (one RECORD file)"
+						     : "one RECORD file, please");
+	if (o->tolerance_given)
+		o->params.tolerance = o->tolerance_pct / 100.0;
+	if (o->dominant_given)
+		o->params.dominant_share = o->dominant_pct / 100.0;
+	o->record = argv[first];
 	return 0;
 }
 
@@ -200,7 +142,7 @@ static int layout_report(struct layout_options *o)
 		fprintf(stderr, "lever layout report: %s\n", err);
 		return 1;
 	}
-	if (layout_annotate(&rec.program, rec.samples, rec.n_samples, o->adjust)) {
+	if (layout_annotate(&rec.program, rec.samples, rec.n_samples, adjust_modes[o->adjust])) {
 		fprintf(stderr, "lever layout report: out of memory\n");
 		layout_record_free(&rec);
 		return 1;
@@ -228,13 +170,19 @@ static int layout_report(struct layout_options *o)
 
 int cmd_layout(int argc, char **argv)
 {
-	struct layout_options o = {.adjust = LAYOUT_ADJUST_THESIS};
+	struct layout_options o = {0};
 	int rc;
 
 	layout_params_default(&o.params);
 	if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
-		fputs(layout_usage, argc < 2 ? stderr : stdout);
-		return argc < 2 ? EXIT_USAGE : 0;
+		char *help_argv[] = {argv[0], "--help", NULL};
+
+		if (argc < 2) {
+			fprintf(stderr, "lever layout: which subcommand? (only 'report' exists)\n"
+					"Run 'lever layout --help' for usage.\n");
+			return EXIT_USAGE;
+		}
+		return parse_layout_options(&o, 2, help_argv) == CLI_HELP ? 0 : EXIT_USAGE;
 	}
 	if (strcmp(argv[1], "report") != 0) {
 		fprintf(stderr,
@@ -245,6 +193,6 @@ int cmd_layout(int argc, char **argv)
 	}
 	rc = parse_layout_options(&o, argc - 1, argv + 1);
 	if (rc)
-		return rc < 0 ? 0 : rc;
+		return rc == CLI_HELP ? 0 : rc;
 	return layout_report(&o);
 }

@@ -95,7 +95,16 @@ static void describe_values(const struct cli_option *opt, char *buf, size_t size
 			 hi);
 		return;
 	case CLI_OPT_DOUBLE:
-		snprintf(buf, size, "a number %g..%g", opt->fmin, opt->fmax);
+		if (isinf(opt->fmax))
+			snprintf(buf, size,
+				 opt->fmin_open ? "a number above %g" : "a number %g or more",
+				 opt->fmin);
+		else if (!opt->fmin_open && !opt->fmax_open)
+			snprintf(buf, size, "a number %g..%g", opt->fmin, opt->fmax);
+		else
+			snprintf(buf, size, "a number %s %g, %s %g",
+				 opt->fmin_open ? "above" : "from", opt->fmin,
+				 opt->fmax_open ? "below" : "up to", opt->fmax);
 		return;
 	case CLI_OPT_ENUM:
 		buf[0] = '\0';
@@ -187,7 +196,8 @@ static bool parse_double_value(const struct cli_option *opt, const char *text, d
 		return false;
 	errno = 0;
 	v = strtod(text, NULL);
-	if (errno || !(v >= opt->fmin && v <= opt->fmax))
+	if (errno || !(opt->fmin_open ? v > opt->fmin : v >= opt->fmin) ||
+	    !(opt->fmax_open ? v < opt->fmax : v <= opt->fmax))
 		return false;
 	*out = v;
 	return true;

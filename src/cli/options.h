@@ -41,6 +41,7 @@ enum cli_type {
 	CLI_OPT_PERCENT,  /* uint64_t *: a whole percentage min..max, '%' optional */
 	CLI_OPT_DURATION, /* uint64_t * ns: NUMBER[ns|us|ms|s], min..max ns, multiple of step */
 	CLI_OPT_DOUBLE,	  /* double *: a plain decimal number (no exponent) fmin..fmax */
+			  /* (either bound excluded with fmin_open, fmax_open) */
 	CLI_OPT_ENUM,	  /* int *: the index of the argument in choices */
 	/*
 	 * callback(opt, arg, ctx): 0; -1 for an invalid value (the usage error
@@ -60,7 +61,8 @@ struct cli_option {
 	const char *metavar;	    /* the value's name in --help; NULL: no value */
 	const char *help;	    /* lines separated by '\n' */
 	uint64_t min, max;	    /* UINT, PERCENT, DURATION (ns), COUNT (max) */
-	double fmin, fmax;	    /* DOUBLE */
+	double fmin, fmax;	    /* DOUBLE; fmax may be INFINITY (no upper bound) */
+	bool fmin_open, fmax_open;  /* DOUBLE: the bound itself is not allowed */
 	uint64_t unit;		    /* DURATION: unit of a bare number, in ns */
 	uint64_t step;		    /* DURATION: the value must be a multiple (0: any) */
 	const char *const *choices; /* ENUM: NULL-terminated */

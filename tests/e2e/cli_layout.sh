@@ -107,11 +107,20 @@ expect_exit() {
 expect_exit 2 "not thesis, repo-quirks or none" layout report --adjust=x "$tmp/r.record"
 expect_exit 2 "which record" layout report
 expect_exit 2 "unknown subcommand 'record'" layout record
-expect_exit 2 "is not 0..100" layout report --tolerance 150 "$tmp/r.record"
+expect_exit 2 "is not a percentage 0..100" layout report --tolerance 150 "$tmp/r.record"
+expect_exit 2 "'50' is not a percentage above 50, up to 100" layout report --dominant 50 "$tmp/r.record"
+expect_exit 2 "'x' is not a count" layout report --threshold x "$tmp/r.record"
+expect_exit 2 "one RECORD file, please" layout report "$tmp/r.record" "$tmp/r.record"
+expect_exit 2 "unknown option '--frob'" layout report --frob "$tmp/r.record"
+expect_exit 2 "needs a value" layout report "$tmp/r.record" --adjust
+# fractional percentages, and options after the record
+"$lever" layout report "$tmp/r.record" --tolerance 2.5 --dominant 50.5 --adjust none >/dev/null ||
+	fail "fractional --tolerance/--dominant refused"
 expect_exit 1 "No such file" layout report "$tmp/missing.record"
 printf 'lever-layout-record\t1\nstruct\tfoo\nfield\ta\tlong\t-\t4\t8\t8\n' >"$tmp/bad.record"
 expect_exit 1 "bad.record:3: field a: offset 4" layout report "$tmp/bad.record"
 "$lever" layout --help | grep -q '^usage: lever layout report' || fail "--help"
+"$lever" layout report --help | grep -q '^      --dominant PCT    a thread owning' || fail "report --help"
 
 [ "$fails" = 0 ] && echo "ok: lever layout report"
 exit $((fails > 0))

@@ -3,8 +3,10 @@
  * src/cli/options.c: parsing every value type against a table (and refusing
  * what a user did not mean: 1e3, 0x10, -1, 5.5 for a count), the one usage
  * error (exit 2), the "--" separator, callbacks, lookup for pass-through
- * commands, and --help generated from the same table.
+ * commands, --help generated from the same table, and DOUBLE bounds that
+ * exclude themselves.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -207,6 +209,64 @@ static void lookup_for_pass_through(void **state)
 	assert_null(cli_lookup(table, "prog", &value));
 }
 
+/* DOUBLE bounds may exclude themselves (a share above one half, a level in (0, 1)). */
+static int parse_open(double *share, double *level, double *scale, const char *opt, const char *arg,
+		      char **message)
+{
+	const struct cli_option table[] = {
+	    CLI_DOUBLE(0, "share", share, "PCT", 50, 100, "a share", .fmin_open = true),
+	    CLI_DOUBLE(0, "level", level, "A", 0, 1, "a level", .fmin_open = true,
+		       .fmax_open = true),
+	    CLI_DOUBLE(0, "scale", scale, "S", 0, INFINITY, "a scale"),
+	    CLI_END(),
+	};
+	const struct cli_command cmd = {
+	    .name = "lever test", .usage = "usage: x", .options = table};
+	char *argv[] = {"test", (char *)opt, (char *)arg, NULL};
+	FILE *saved = stderr;
+	size_t size = 0;
+	int first, ret;
+
+	stderr = open_memstream(message, &size);
+	ret = cli_parse(&cmd, 3, argv, NULL, &first);
+	fclose(stderr);
+	stderr = saved;
+	return ret;
+}
+
+static void double_bounds_may_be_open(void **state)
+{
+	static const struct {
+		const char *opt, *arg, *message;
+	} cases[] = {
+	    {"--share", "50.5", NULL},
+	    {"--share", "100", NULL},
+	    {"--share", "50", "--share: '50' is not a number above 50, up to 100"},
+	    {"--level", "0.01", NULL},
+	    {"--level", "0", "--level: '0' is not a number above 0, below 1"},
+	    {"--level", "1", "--level: '1' is not a number above 0, below 1"},
+	    {"--scale", "0", NULL},
+	    {"--scale", "123456789", NULL},
+	    {"--scale", "-1", "--scale: '-1' is not a number 0 or more"},
+	};
+	double share = 0, level = 0, scale = 0;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char *message = NULL;
+		int ret = parse_open(&share, &level, &scale, cases[i].opt, cases[i].arg, &message);
+
+		if (!cases[i].message) {
+			if (ret != 0)
+				fail_msg("%s %s refused: %s", cases[i].opt, cases[i].arg, message);
+		} else if (ret != EXIT_USAGE || !strstr(message, cases[i].message)) {
+			fail_msg("%s %s: %d, '%s'", cases[i].opt, cases[i].arg, ret, message);
+		}
+		free(message);
+	}
+	assert_true(share == 100 && level == 0.01 && scale == 123456789);
+}
+
 static char *help_text(void)
 {
 	struct values v = {0};
@@ -251,6 +311,7 @@ int main(void)
 	    cmocka_unit_test(separator),
 	    cmocka_unit_test(lookup_for_pass_through),
 	    cmocka_unit_test(help_generated_from_the_table),
+	    cmocka_unit_test(double_bounds_may_be_open),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
