@@ -327,8 +327,8 @@ static void test_record_round_trip(void **state)
 	assert_near(f->features[0].values[0], 7, 0);
 	assert_true(isnan(f->features[1].values[0]));
 	assert_near(f->features[1].values[1], 2, 0);
-	assert_near(f->features[2].values[0], 1, 0); /* one outcome: taken */
-	assert_true(isnan(f->features[2].values[1]));	     /* three outcomes */
+	assert_near(f->features[2].values[0], 1, 0);  /* one outcome: taken */
+	assert_true(isnan(f->features[2].values[1])); /* three outcomes */
 	assert_int_equal(f->features[2].repeated, 1);
 	assert_int_equal(f->features[1].kind, ANNOTATE_ENUM);
 	assert_int_equal(rec.symbols[1].parent[0], 10); /* the call tree */
