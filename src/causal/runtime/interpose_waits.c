@@ -140,6 +140,16 @@ static struct timespec ts_left(uint64_t deadline)
 				 .tv_nsec = (long)(left % NSEC_PER_SEC)};
 }
 
+/* Before waiting again: the timeout becomes what is left of it (NULL stays NULL). */
+static const struct timespec *ts_remaining(const struct timespec *timeout, uint64_t deadline,
+					   struct timespec *left)
+{
+	if (!timeout)
+		return NULL;
+	*left = ts_left(deadline);
+	return left;
+}
+
 /* ---- multiplexing ---- */
 
 static int do_poll(struct pollfd *fds, nfds_t n, int timeout)
@@ -183,10 +193,7 @@ static int ppoll_restarting(struct pollfd *fds, nfds_t n, const struct timespec 
 	}
 	while (lever_interrupted(r = real(fds, n, timeout, mask), ra, mask)) {
 		errno = saved;
-		if (timeout) {
-			left = ts_left(deadline);
-			timeout = &left;
-		}
+		timeout = ts_remaining(timeout, deadline, &left);
 	}
 	return r;
 }
@@ -242,10 +249,7 @@ LEVER_EXPORT int pselect(int n, fd_set *rd, fd_set *wr, fd_set *ex, const struct
 	}
 	while (lever_interrupted(r = real(n, rd, wr, ex, timeout, mask), ra, mask)) {
 		errno = saved;
-		if (timeout) {
-			left = ts_left(deadline);
-			timeout = &left;
-		}
+		timeout = ts_remaining(timeout, deadline, &left);
 	}
 	return r;
 }
@@ -305,10 +309,7 @@ LEVER_EXPORT int epoll_pwait2(int ep, struct epoll_event *events, int max,
 	}
 	while (lever_interrupted(r = real(ep, events, max, timeout, mask), ra, mask)) {
 		errno = saved;
-		if (timeout) {
-			left = ts_left(deadline);
-			timeout = &left;
-		}
+		timeout = ts_remaining(timeout, deadline, &left);
 	}
 	return r;
 }
@@ -497,10 +498,7 @@ LEVER_EXPORT int semtimedop(int id, struct sembuf *ops, size_t n, const struct t
 	}
 	while (lever_interrupted(r = real(id, ops, n, timeout), ra, NULL)) {
 		errno = saved;
-		if (timeout) {
-			left = ts_left(deadline);
-			timeout = &left;
-		}
+		timeout = ts_remaining(timeout, deadline, &left);
 	}
 	return r;
 }
