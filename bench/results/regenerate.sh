@@ -16,6 +16,7 @@ bench=$(cd "$results/.." && pwd)
 check=0
 [ "${1:-}" = --check ] && { check=1; shift; }
 build=${1:-$bench/../build}
+[ -d "$build" ] && build=$(cd "$build" && pwd) # lever compare runs in the raw directories
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 status=0 rebuilt=0
@@ -38,6 +39,26 @@ settle_table() { # FILE HEADING NEW
 		on && /^\|/ { if (!done) { while ((getline l < new) > 0) print l; done = 1 } next }
 		done { on = 0 }
 		{ print }' "$file" >"$tmp/whole" && cp "$tmp/whole" "$file"
+}
+
+# The lines strictly between the line FROM and the next line TO of FILE.
+between() { # FILE FROM TO
+	awk -v a="$2" -v b="$3" 'on && $0 == b { exit } on { print } $0 == a { on = 1 }' "$1"
+}
+
+# Replaces (or checks) the lines between FROM and the next TO in FILE by NEW.
+settle_between() { # FILE FROM TO NEW
+	local file=$1 from=$2 to=$3 new=$4 old=$tmp/old
+	between "$file" "$from" "$to" >"$old"
+	[ -s "$old" ] || { echo "regenerate: nothing between '$from' and '$to' in $file" >&2; exit 1; }
+	settle "$file: after '$from'" "$old" "$new" && return 0
+	[ $check = 1 ] && return 1
+	awk -v a="$from" -v b="$to" -v new="$new" '
+		on && $0 == b { on = 0 }
+		on { next }
+		{ print }
+		$0 == a { while ((getline l < new) > 0) print l; on = 1 }' "$file" >"$tmp/whole" &&
+		cp "$tmp/whole" "$file"
 }
 
 # Compares OLD and NEW: 0 if equal; else the diff (under --check) and 1.
@@ -63,6 +84,24 @@ settle() { # WHAT OLD NEW
 stabilizer_overhead_table "$results/stabilizer-raw" >"$tmp/overhead"
 settle_table "$results/stabilizer.md" "## Overhead per randomization (paper §5.2, Fig. 6)" \
 	"$tmp/overhead" || true
+
+# stabilizer.md, Table 1 and -O2 vs -O3: lever compare --suite on the CSV
+# suite files table1.csv and suite.csv in stabilizer-raw/ (run.sh --parts
+# table1,suite), the same calls run.sh makes.
+if [ -x "$build/bin/lever" ]; then
+	{
+		echo
+		stabilizer_table1 "$build/bin/lever" "$results/stabilizer-raw"
+		echo
+	} >"$tmp/table1"
+	settle_between "$results/stabilizer.md" \
+		'`lever compare --suite table1.csv --configs one-time,re-randomized --drop-max --export-markdown table1.md`:' \
+		"## Overhead per randomization (paper §5.2, Fig. 6)" "$tmp/table1" || true
+	stabilizer_suite_text "$build/bin/lever" "$results/stabilizer-raw" >"$tmp/suite"
+	settle_between "$results/stabilizer.md" '```' '```' "$tmp/suite" || true
+else
+	echo "regenerate: stabilizer.md, Table 1 and -O2 vs -O3: no $build/bin/lever to run lever compare --suite; build lever first"
+fi
 
 # amp.md: the whole file, from amp-raw/ (AMP_REPORT_ONLY of bench/amp/run.sh).
 if [ -f "$results/amp-raw/amp-c3.coz" ] && [ -f "$results/amp-raw/meta" ]; then
@@ -120,7 +159,6 @@ fi
 cat <<'LIST'
 regenerate: not regenerable (raw data never committed; re-run to make them so):
   startup.md: bench/startup/run.sh
-  stabilizer.md, Table 1 and -O2 vs -O3: bench/stabilizer/run.sh (table1.md, suite.csv not in stabilizer-raw/)
   stabilizer-cc.md: hand-written record of manual runs (no script wrote it)
 LIST
 echo "regenerate: $rebuilt table(s) rebuilt from raw data"
