@@ -123,6 +123,14 @@ else
 	echo "regenerate: stabilizer_heap.md: not regenerable: its lever compare outputs were not kept; run bench/stabilizer_heap/run.sh BUILD, which now keeps them in stabilizer_heap-raw/"
 fi
 
+# stabilizer_heap_scale/README.md: the whole file, from raw.csv and notes.md
+# beside it (bench/stabilizer_heap/scale.sh runs table.py the same way).
+scale=$results/stabilizer_heap_scale
+python3 "$bench/stabilizer_heap/table.py" "$scale/raw.csv" "$scale/notes.md" >"$tmp/scale.md"
+if ! settle "stabilizer_heap_scale/README.md" "$scale/README.md" "$tmp/scale.md" && [ $check = 0 ]; then
+	cp "$tmp/scale.md" "$scale/README.md"
+fi
+
 # stabilizer-random.md: the whole file, from stabilizer-random-raw/ (nist.sh's
 # test outputs, one per row).
 if [ -f "$results/stabilizer-random-raw/meta" ]; then
