@@ -252,8 +252,6 @@ static int parse_record_options(struct record_options *o, int argc, char **argv)
 		     "one sample per PERIOD events (pmu) or nanoseconds of\n"
 		     "CPU time (clock)",
 		     .given = &o->period_given),
-	    CLI_FLAG('g', "call-graph", &o->c.callchain,
-		     "record call chains (kernel fp unwinding)"),
 	    CLI_ENUM(0, "skid", &o->skid, "MODE", skid_names,
 		     "clock: the instruction a sample stands for: previous\n"
 		     "(default; the one before the interrupted pc) or none"),

@@ -1006,7 +1006,8 @@ static int choose_source(struct collector *c, struct perf_event_attr *a, size_t 
 	clock_attr(c, a);
 	*n_attrs = 1;
 	c->source = LAYOUT_SOURCE_CLOCK;
-	c->event_name = "cpu-clock";
+	/* the attribution is part of what the samples mean: merge refuses to mix them */
+	c->event_name = o->skid == LAYOUT_SKID_PREVIOUS ? "cpu-clock" : "cpu-clock:no-skid";
 	if (self_test(&a[0], why, sizeof(why))) {
 		fprintf(stderr, "%s: --source=clock: %s\n", o->who, why);
 		return -1;
