@@ -21,3 +21,7 @@ lever_unit_test(test_layout_record
 lever_unit_test(test_layout_collect
   SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_layout_collect.c
   LIBS lever_layout lever_report lever_base m)
+# The pprof export decoded back with protobuf-c from the same profile.proto.
+lever_unit_test(test_layout_pprof
+  SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_layout_pprof.c
+  LIBS lever_layout lever_layout_proto lever_report lever_base PkgConfig::ZLIB m)

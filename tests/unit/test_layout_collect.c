@@ -69,19 +69,19 @@ static void pmu_sample(struct bytes *x)
 	unsigned char raw[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
 
 	x->n = sizeof(struct perf_event_header);
-	put_u64(x, 77);			       /* IDENTIFIER */
-	put_u64(x, 0x55550000128aull);	       /* IP */
-	put_u32_pair(x, 4242, 4243);	       /* TID */
-	put_u64(x, 123456789);		       /* TIME */
-	put_u64(x, 0x7f0000001070ull);	       /* ADDR */
-	put_u32_pair(x, 1, 0);		       /* CPU */
-	put_u64(x, 2003);		       /* PERIOD */
-	put_u64(x, 2);			       /* CALLCHAIN nr */
-	put_u64(x, 0x55550000128aull);	       /* ... ips */
-	put_u64(x, 0x555500001111ull);	       /*     */
-	put(x, &raw_size, 4);		       /* RAW size */
-	put(x, raw, raw_size);		       /* ... data (4 + 12: 8-aligned) */
-	put_u64(x, 187);		       /* WEIGHT: cycles of latency */
+	put_u64(x, 77);		       /* IDENTIFIER */
+	put_u64(x, 0x55550000128aull); /* IP */
+	put_u32_pair(x, 4242, 4243);   /* TID */
+	put_u64(x, 123456789);	       /* TIME */
+	put_u64(x, 0x7f0000001070ull); /* ADDR */
+	put_u32_pair(x, 1, 0);	       /* CPU */
+	put_u64(x, 2003);	       /* PERIOD */
+	put_u64(x, 2);		       /* CALLCHAIN nr */
+	put_u64(x, 0x55550000128aull); /* ... ips */
+	put_u64(x, 0x555500001111ull); /*     */
+	put(x, &raw_size, 4);	       /* RAW size */
+	put(x, raw, raw_size);	       /* ... data (4 + 12: 8-aligned) */
+	put_u64(x, 187);	       /* WEIGHT: cycles of latency */
 	put_u64(x, PERF_MEM_OP_LOAD | (PERF_MEM_LVL_L3 << PERF_MEM_LVL_SHIFT)); /* DATA_SRC */
 	finish(x, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
 }
@@ -127,11 +127,12 @@ static void test_parse_pmu_sample(void **state)
 		assert_int_equal(layout_perf_parse_sample(y.b, y.n, PMU_TYPE, 0, &s), -1);
 	}
 	/* sample types this parser does not know, a size that is not the header's */
-	assert_int_equal(layout_perf_parse_sample(x.b, x.n, PMU_TYPE | PERF_SAMPLE_READ, 0, &s), -1);
+	assert_int_equal(layout_perf_parse_sample(x.b, x.n, PMU_TYPE | PERF_SAMPLE_READ, 0, &s),
+			 -1);
 	assert_int_equal(layout_perf_parse_sample(x.b, x.n - 8, PMU_TYPE, 0, &s), -1);
 	/* bytes left over mean the layout was misread */
-	assert_int_equal(layout_perf_parse_sample(x.b, x.n, PMU_TYPE & ~PERF_SAMPLE_DATA_SRC, 0, &s),
-			 -1);
+	assert_int_equal(
+	    layout_perf_parse_sample(x.b, x.n, PMU_TYPE & ~PERF_SAMPLE_DATA_SRC, 0, &s), -1);
 }
 
 #define CLOCK_TYPE (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER)
@@ -224,9 +225,8 @@ static void test_ring_records_that_wrap(void **state)
 			ring[(head + i) & 63] = x.b[i];
 		head += x.n;
 	}
-	assert_int_equal(layout_perf_ring_read(ring, sizeof(ring), &tail, head, scratch, collect_ip,
-					       &seen),
-			 3);
+	assert_int_equal(
+	    layout_perf_ring_read(ring, sizeof(ring), &tail, head, scratch, collect_ip, &seen), 3);
 	assert_int_equal(tail, head);
 	assert_int_equal(seen.n, 3);
 	assert_int_equal(seen.ips[0], 0x1000);
@@ -251,8 +251,10 @@ static void test_ring_records_that_wrap(void **state)
 	}
 	/* a data size that is not a power of two, or more unread than the ring holds */
 	tail = 0;
-	assert_int_equal(layout_perf_ring_read(ring, 48, &tail, 16, scratch, collect_ip, &seen), -1);
-	assert_int_equal(layout_perf_ring_read(ring, 64, &tail, 72, scratch, collect_ip, &seen), -1);
+	assert_int_equal(layout_perf_ring_read(ring, 48, &tail, 16, scratch, collect_ip, &seen),
+			 -1);
+	assert_int_equal(layout_perf_ring_read(ring, 64, &tail, 72, scratch, collect_ip, &seen),
+			 -1);
 }
 
 /* ------------------------------------------------------------ sysfs PMU events */
@@ -301,9 +303,8 @@ static void test_pmu_events_from_sysfs(void **state)
 	assert_int_equal(a.config, 0x1cd);
 	assert_int_equal(a.config1, 3);
 	/* the user's ldlat replaces the event's */
-	assert_int_equal(layout_pmu_event_attr(cpu, "mem-loads", "ldlat=30,flag", &a, err,
-					       sizeof(err)),
-			 0);
+	assert_int_equal(
+	    layout_pmu_event_attr(cpu, "mem-loads", "ldlat=30,flag", &a, err, sizeof(err)), 0);
 	assert_int_equal(a.config1, 30);
 	assert_int_equal(a.config2, 1ull << 63);
 	assert_int_equal(layout_pmu_event_attr(cpu, "mem-stores", NULL, &a, err, sizeof(err)), 0);
@@ -313,9 +314,8 @@ static void test_pmu_events_from_sysfs(void **state)
 	assert_int_equal(layout_pmu_event_attr(cpu, "split", NULL, &a, err, sizeof(err)), 0);
 	assert_int_equal(a.config, 0xfull | (0x1full << 32));
 	/* errors say what is missing */
-	assert_int_equal(layout_pmu_event_attr(cpu, "mem-loads", "ldlat=70000", &a, err,
-					       sizeof(err)),
-			 -1);
+	assert_int_equal(
+	    layout_pmu_event_attr(cpu, "mem-loads", "ldlat=70000", &a, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "does not fit"));
 	assert_int_equal(layout_pmu_event_attr(cpu, "bad", NULL, &a, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "no format for term 'nosuch'"));
