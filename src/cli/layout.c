@@ -178,15 +178,17 @@ int cmd_layout(int argc, char **argv)
 		char *help_argv[] = {argv[0], "--help", NULL};
 
 		if (argc < 2) {
-			fprintf(stderr, "lever layout: which subcommand? (only 'report' exists)\n"
+			fprintf(stderr, "lever layout: which subcommand? (report, refs)\n"
 					"Run 'lever layout --help' for usage.\n");
 			return EXIT_USAGE;
 		}
 		return parse_layout_options(&o, 2, help_argv) == CLI_HELP ? 0 : EXIT_USAGE;
 	}
+	if (strcmp(argv[1], "refs") == 0)
+		return cmd_layout_refs(argc - 1, argv + 1);
 	if (strcmp(argv[1], "report") != 0) {
 		fprintf(stderr,
-			"lever layout: unknown subcommand '%s' (only 'report' exists; 'record' is "
+			"lever layout: unknown subcommand '%s' (known: report, refs; 'record' is "
 			"under construction)\nRun 'lever layout --help' for usage.\n",
 			argv[1]);
 		return EXIT_USAGE;
