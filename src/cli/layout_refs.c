@@ -36,7 +36,7 @@ struct refs_options {
 	const char *structs[MAX_STRUCTS];
 	size_t n_structs;
 	const char *output;
-	bool no_cache, quiet;
+	bool no_cache, quiet, all_structs;
 	const char *binary;
 };
 
@@ -61,6 +61,9 @@ static int parse_refs_options(struct refs_options *o, int argc, char **argv)
 			 "only this struct (repeatable): its layout and references;\n"
 			 "default: every struct some instruction references",
 			 .what = "a struct name"),
+	    CLI_FLAG('a', "all-structs", &o->all_structs,
+		     "every struct of the DWARF, referenced or not (its layout\n"
+		     "as pahole shows it; ignored with --struct)"),
 	    CLI_STRING('o', "output", &o->output, "FILE",
 		       "write the record to FILE (default: stdout)"),
 	    CLI_FLAG(0, "no-cache", &o->no_cache,
@@ -100,8 +103,10 @@ int cmd_layout_refs(int argc, char **argv)
 
 	if (rc)
 		return rc == CLI_HELP ? 0 : rc;
-	so = (struct layout_static_options){
-	    .structs = o.structs, .n_structs = o.n_structs, .cache = !o.no_cache};
+	so = (struct layout_static_options){.structs = o.structs,
+					    .n_structs = o.n_structs,
+					    .all_structs = o.all_structs,
+					    .cache = !o.no_cache};
 	if (o.output && !(out = fopen(o.output, "w"))) {
 		fprintf(stderr, "lever layout refs: %s: %m\n", o.output);
 		return 1;

@@ -427,6 +427,7 @@ static void classify_member(struct st_member *mb, Dwarf_Die *type)
 
 	mb->nested_die = 0;
 	mb->pointee_die = 0;
+	mb->pointee2_die = 0;
 	if (!peel(type, &t))
 		return;
 	if (is_struct_tag(dwarf_tag(&t))) {
@@ -438,9 +439,15 @@ static void classify_member(struct st_member *mb, Dwarf_Die *type)
 
 		mb->nested_die = dwarf_dieoffset(&elem);
 		mb->elem_size = dwarf_aggregate_size(&elem, &size) == 0 ? (uint32_t)size : 0;
-	} else if (is_pointer_like(&t) && die_type(&t, &target) && peel(&target, &target) &&
-		   is_struct_tag(dwarf_tag(&target))) {
-		mb->pointee_die = dwarf_dieoffset(&target);
+	} else if (is_pointer_like(&t) && die_type(&t, &target) && peel(&target, &target)) {
+		Dwarf_Die target2;
+
+		if (is_struct_tag(dwarf_tag(&target)))
+			mb->pointee_die = dwarf_dieoffset(&target);
+		else if (is_pointer_like(&target) && die_type(&target, &target2) &&
+			 peel(&target2, &target2) && is_struct_tag(dwarf_tag(&target2)))
+			mb->pointee2_die =
+			    dwarf_dieoffset(&target2); /* S **: a table of pointers */
 	}
 }
 
@@ -470,7 +477,7 @@ static int add_member(struct walker *w, struct st_struct *s, Dwarf_Die *die, boo
 	s->m = mb;
 	mb = &s->m[s->n];
 	memset(mb, 0, sizeof(*mb));
-	mb->nested = mb->pointee = ST_NONE;
+	mb->nested = mb->pointee = mb->pointee2 = ST_NONE;
 	if (!member_offset(die, &off)) {
 		mark_unsupported(s, "member %s: offset is a location expression",
 				 name ? name : "?");
@@ -815,6 +822,11 @@ static void resolve_members(struct st_types *t, Dwarf *dw)
 				if (m->pointee == ST_NONE && dwarf_offdie(dw, m->pointee_die, &d))
 					m->pointee = index_by_name(t, &d);
 			}
+			if (m->pointee2_die) {
+				m->pointee2 = index_of_die(t, m->pointee2_die);
+				if (m->pointee2 == ST_NONE && dwarf_offdie(dw, m->pointee2_die, &d))
+					m->pointee2 = index_by_name(t, &d);
+			}
 		}
 }
 
@@ -900,6 +912,15 @@ int32_t st_types_pointee_of(const struct st_types *t, Dwarf_Die *type)
 	if (!peel(type, &p) || !is_pointer_like(&p) || !die_type(&p, &target))
 		return ST_NONE;
 	return st_types_struct_of(t, &target);
+}
+
+int32_t st_types_pointee2_of(const struct st_types *t, Dwarf_Die *type)
+{
+	Dwarf_Die p, target;
+
+	if (!peel(type, &p) || !is_pointer_like(&p) || !die_type(&p, &target))
+		return ST_NONE;
+	return st_types_pointee_of(t, &target);
 }
 
 long st_member_at(const struct st_struct *s, uint32_t off)

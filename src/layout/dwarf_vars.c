@@ -62,14 +62,23 @@ static struct st_var_type classify_type(const struct st_types *t, Dwarf_Die *var
 		vt.pointer = true;
 		return vt;
 	}
+	vt.s = st_types_pointee2_of(t, &type);
+	if (vt.s != ST_NONE) {
+		vt.pointer2 = true;
+		return vt;
+	}
 	vt.s = st_types_struct_of(t, &type);
 	if (vt.s != ST_NONE)
 		return vt;
-	/* an array of structs in place: peel typedefs by hand, then the element */
+	/* an array of structs or of struct pointers in place */
 	if (dwarf_peel_type(&type, &peeled) == 0 && dwarf_tag(&peeled) == DW_TAG_array_type &&
 	    dwarf_attr_integrate(&peeled, DW_AT_type, &a) && dwarf_formref_die(&a, &elem)) {
 		vt.s = st_types_struct_of(t, &elem);
 		vt.array = vt.s != ST_NONE;
+		if (vt.s == ST_NONE) {
+			vt.s = st_types_pointee_of(t, &elem);
+			vt.ptr_array = vt.s != ST_NONE;
+		}
 	}
 	return vt;
 }
@@ -103,12 +112,25 @@ static int add_global(struct vars_walker *w, uint64_t addr, Dwarf_Die *var, stru
 }
 
 /* One location expression: what kind, or false if it is none we use. */
-static bool classify_expr(const Dwarf_Op *ops, size_t n, const struct frame_base *fb,
-			  struct st_var_loc *loc, uint64_t *addr, bool *is_addr)
+static bool classify_expr(Dwarf_Attribute *attr, Dwarf_Op *ops, size_t n,
+			  const struct frame_base *fb, struct st_var_loc *loc, uint64_t *addr,
+			  bool *is_addr)
 {
 	*is_addr = false;
 	if (n != 1)
 		return false;
+	if (ops[0].atom == DW_OP_addrx || ops[0].atom == DW_OP_GNU_addr_index) {
+		/* DWARF 5 (clang): the address is in .debug_addr */
+		Dwarf_Attribute result;
+		Dwarf_Addr a;
+
+		if (dwarf_getlocation_attr(attr, &ops[0], &result) != 0 ||
+		    dwarf_formaddr(&result, &a) != 0)
+			return false;
+		*is_addr = true;
+		*addr = a;
+		return true;
+	}
 	if (ops[0].atom >= DW_OP_reg0 && ops[0].atom <= DW_OP_reg31) {
 		loc->kind = ST_LOC_REG;
 		loc->reg = ops[0].atom - DW_OP_reg0;
@@ -182,7 +204,7 @@ static int add_variable(struct vars_walker *w, Dwarf_Die *var, Dwarf_Die *scope,
 		uint64_t addr;
 		bool is_addr;
 
-		if (!classify_expr(ops, n_ops, fb, &loc, &addr, &is_addr))
+		if (!classify_expr(&a, ops, n_ops, fb, &loc, &addr, &is_addr))
 			continue;
 		if (is_addr) {
 			if (type.s != ST_NONE && add_global(w, addr, var, type))
@@ -192,7 +214,7 @@ static int add_variable(struct vars_walker *w, Dwarf_Die *var, Dwarf_Die *scope,
 		/* memory slots of other types tell nothing; registers do */
 		if (type.s == ST_NONE && loc.kind != ST_LOC_REG)
 			continue;
-		if (loc.kind == ST_LOC_REG && type.s != ST_NONE && !type.pointer)
+		if (loc.kind == ST_LOC_REG && type.s != ST_NONE && !type.pointer && !type.pointer2)
 			continue; /* a struct in a register: pieces, not addressable */
 		if (start == 0 && end == (Dwarf_Addr)-1) {
 			uint64_t r[64][2];

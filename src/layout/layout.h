@@ -332,6 +332,7 @@ struct layout_cache_counts layout_cache_field_counts(const struct layout_cache *
 struct layout_static_options {
 	const char *const *structs; /* names to keep (struct/class/typedef name) */
 	size_t n_structs;	    /* 0: every struct some instruction references */
+	bool all_structs; /* every struct of the DWARF, referenced or not (with n_structs 0) */
 	bool cache; /* read/write the result under $XDG_CACHE_HOME/lever/layout/ by build ID */
 };
 

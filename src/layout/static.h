@@ -36,11 +36,11 @@ struct st_member {
 	/* the member is (an array of) struct nested: element size elem_size */
 	int32_t nested;
 	uint32_t elem_size;
-	/* the member is a pointer to struct pointee */
-	int32_t pointee;
+	/* the member is a pointer to struct pointee, or a pointer to pointers to pointee2 */
+	int32_t pointee, pointee2;
 	bool flexible, bitfield, pinned;
 	/* DIE offsets resolved into nested/pointee once every struct is known */
-	Dwarf_Off nested_die, pointee_die;
+	Dwarf_Off nested_die, pointee_die, pointee2_die;
 };
 
 struct st_struct {
@@ -74,6 +74,8 @@ void st_types_free(struct st_types *t);
 int32_t st_types_struct_of(const struct st_types *t, Dwarf_Die *type);
 /* The struct a pointer type DIE points to (through typedefs), or ST_NONE. */
 int32_t st_types_pointee_of(const struct st_types *t, Dwarf_Die *type);
+/* The struct a pointer to pointer type DIE leads to (S **), or ST_NONE. */
+int32_t st_types_pointee2_of(const struct st_types *t, Dwarf_Die *type);
 /* Index of the member of s containing byte offset off, or -1 (hole, outside). */
 long st_member_at(const struct st_struct *s, uint32_t off);
 
@@ -88,8 +90,10 @@ enum st_loc_kind {
 /* What a variable is: a pointer to struct s, or a struct s in place. */
 struct st_var_type {
 	int32_t s;
-	bool pointer;
-	bool array; /* in place: an array of s (offsets modulo its size) */
+	bool pointer;	/* s * */
+	bool pointer2;	/* s ** */
+	bool array;	/* in place: an array of s (offsets modulo its size) */
+	bool ptr_array; /* in place: an array of s * */
 };
 
 struct st_var_loc {

@@ -34,7 +34,8 @@
 struct reg_type {
 	int32_t s; /* ST_NONE: not known to point into a struct */
 	int32_t delta;
-	bool elem; /* somewhere in an array of s: offsets modulo its size */
+	bool elem;   /* somewhere in an array of s: offsets modulo its size */
+	bool ptrptr; /* points to pointers to s (s **, a table of s *) */
 };
 
 struct state {
@@ -114,7 +115,7 @@ static bool same_type(const struct reg_type *a, const struct reg_type *b)
 {
 	if (a->s == ST_NONE || b->s == ST_NONE)
 		return a->s == b->s;
-	return a->s == b->s && a->delta == b->delta && a->elem == b->elem;
+	return a->s == b->s && a->delta == b->delta && a->elem == b->elem && a->ptrptr == b->ptrptr;
 }
 
 static bool is_jump(const cs_insn *in)
@@ -175,20 +176,33 @@ static int64_t floor_mod(int64_t a, int64_t m)
 struct resolved {
 	int32_t s;
 	int64_t off;
-	/* the operand is a pointer slot (variable or global) to struct ptr_s */
-	int32_t ptr_s;
+	/* an 8-byte load from here gives this (a pointer variable, a table slot) */
+	struct reg_type slot;
+	/* what lea of this address gives, when it is no struct field */
+	struct reg_type address;
 };
+
+#define NOTHING_RESOLVED                                                                           \
+	{                                                                                          \
+		.s = ST_NONE, .slot = {.s = ST_NONE}, .address = {.s = ST_NONE }                   \
+	}
 
 static struct resolved resolve_global(const struct fn_ctx *c, uint64_t addr)
 {
-	struct resolved res = {.s = ST_NONE, .ptr_s = ST_NONE};
+	struct resolved res = NOTHING_RESOLVED;
 	const struct st_global *g = st_vars_global_at(c->v, addr);
 
 	if (!g)
 		return res;
-	if (g->type.pointer) {
+	if (g->type.pointer || g->type.pointer2) {
 		if (addr == g->addr)
-			res.ptr_s = g->type.s;
+			res.slot = (struct reg_type){.s = g->type.s, .ptrptr = g->type.pointer2};
+		return res;
+	}
+	if (g->type.ptr_array) {
+		if ((addr - g->addr) % 8 == 0)
+			res.slot = (struct reg_type){.s = g->type.s};
+		res.address = (struct reg_type){.s = g->type.s, .ptrptr = true};
 		return res;
 	}
 	res.s = g->type.s;
@@ -201,7 +215,7 @@ static struct resolved resolve_global(const struct fn_ctx *c, uint64_t addr)
 /* A frame slot: a struct variable in place, or a pointer variable. */
 static struct resolved resolve_stack(const struct fn_ctx *c, uint64_t pc, int base, int64_t disp)
 {
-	struct resolved res = {.s = ST_NONE, .ptr_s = ST_NONE};
+	struct resolved res = NOTHING_RESOLVED;
 	int cfa_reg = -1;
 	int64_t cfa_off = 0;
 	bool cfa_known = false;
@@ -226,11 +240,17 @@ static struct resolved resolve_stack(const struct fn_ctx *c, uint64_t pc, int ba
 				continue;
 			at = cfa_off + l->offset;
 		}
-		if (l->type.pointer) {
+		if (l->type.pointer || l->type.pointer2) {
 			if (disp == at) {
-				res.ptr_s = l->type.s;
+				res.slot =
+				    (struct reg_type){.s = l->type.s, .ptrptr = l->type.pointer2};
 				return res;
 			}
+			continue;
+		}
+		if (l->type.ptr_array) {
+			if (disp >= at && (disp - at) % 8 == 0)
+				res.slot = (struct reg_type){.s = l->type.s};
 			continue;
 		}
 		size = c->t->s[l->type.s].size;
@@ -252,7 +272,7 @@ static struct resolved resolve_stack(const struct fn_ctx *c, uint64_t pc, int ba
 static struct resolved resolve_mem(const struct fn_ctx *c, const cs_insn *in, const x86_op_mem *m,
 				   const struct state *st)
 {
-	struct resolved res = {.s = ST_NONE, .ptr_s = ST_NONE};
+	struct resolved res = NOTHING_RESOLVED;
 	int base, index;
 
 	if (m->segment == X86_REG_FS || m->segment == X86_REG_GS)
@@ -272,6 +292,12 @@ static struct resolved resolve_mem(const struct fn_ctx *c, const cs_insn *in, co
 
 		base = index;
 		index = tmp;
+	}
+	if (base >= 0 && st->r[base].ptrptr) {
+		/* a table of struct pointers: what it holds, at any slot */
+		res.slot = (struct reg_type){.s = st->r[base].s};
+		res.address = st->r[base];
+		return res;
 	}
 	if (base >= 0 && st->r[base].s != ST_NONE) {
 		const struct reg_type *b = &st->r[base];
@@ -354,8 +380,9 @@ static void apply_dwarf(struct fn_ctx *c, uint64_t pc, struct state *st)
 		if (l->kind != ST_LOC_REG || pc < l->lo || pc >= l->hi || l->reg < 0 ||
 		    l->reg >= N_GPR)
 			continue;
-		if (l->type.pointer)
-			st->r[l->reg] = (struct reg_type){.s = l->type.s};
+		if (l->type.pointer || l->type.pointer2)
+			st->r[l->reg] =
+			    (struct reg_type){.s = l->type.s, .ptrptr = l->type.pointer2};
 		else
 			st->r[l->reg] = unknown;
 	}
@@ -386,7 +413,7 @@ static void kill_call_clobbered(struct state *st)
 
 /* What an instruction does to the register types (after its reads are resolved). */
 static void transfer(struct fn_ctx *c, const cs_insn *in, struct state *st,
-		     const struct resolved *mem, int32_t loaded_ptr, csh cs)
+		     const struct resolved *mem, const struct reg_type *loaded, csh cs)
 {
 	const cs_x86 *x = &in->detail->x86;
 	const cs_x86_op *op = x->operands;
@@ -413,8 +440,8 @@ static void transfer(struct fn_ctx *c, const cs_insn *in, struct state *st,
 
 			if (s >= 0 && w1 == 8)
 				st->r[d] = before.r[s];
-		} else if (op[1].type == X86_OP_MEM && loaded_ptr != ST_NONE) {
-			st->r[d] = (struct reg_type){.s = loaded_ptr};
+		} else if (op[1].type == X86_OP_MEM && op[1].size == 8) {
+			st->r[d] = *loaded;
 		}
 		break;
 	case X86_INS_LEA: {
@@ -425,6 +452,8 @@ static void transfer(struct fn_ctx *c, const cs_insn *in, struct state *st,
 						     .delta = (int32_t)mem->off,
 						     .elem = op[1].mem.index != X86_REG_INVALID ||
 							     (base >= 0 && before.r[base].elem)};
+		else if (mem->address.s != ST_NONE)
+			st->r[d] = mem->address;
 		break;
 	}
 	case X86_INS_ADD:
@@ -456,8 +485,8 @@ static void transfer(struct fn_ctx *c, const cs_insn *in, struct state *st,
 static int step(struct fn_ctx *c, const cs_insn *in, struct state *st, csh cs)
 {
 	const cs_x86 *x = &in->detail->x86;
-	struct resolved mem = {.s = ST_NONE, .ptr_s = ST_NONE};
-	int32_t loaded_ptr = ST_NONE;
+	struct resolved mem = NOTHING_RESOLVED;
+	struct reg_type loaded = unknown;
 	bool counted = false;
 
 	apply_dwarf(c, in->address, st);
@@ -475,8 +504,8 @@ static int step(struct fn_ctx *c, const cs_insn *in, struct state *st, csh cs)
 			c->r->memory_operands++;
 			counted = true;
 		}
-		if (mem.ptr_s != ST_NONE)
-			loaded_ptr = mem.ptr_s;
+		if (mem.slot.s != ST_NONE)
+			loaded = mem.slot;
 		if (mem.s == ST_NONE)
 			continue;
 		if (emit_refs(c, in->address, mem.s, mem.off, op->size,
@@ -489,10 +518,12 @@ static int step(struct fn_ctx *c, const cs_insn *in, struct state *st, csh cs)
 				c->r->typed_operands++;
 			/* an 8-byte load of a pointer member: the register now points there */
 			if (leaf->pointee != ST_NONE && op->size == 8)
-				loaded_ptr = leaf->pointee;
+				loaded = (struct reg_type){.s = leaf->pointee};
+			else if (leaf->pointee2 != ST_NONE && op->size == 8)
+				loaded = (struct reg_type){.s = leaf->pointee2, .ptrptr = true};
 		}
 	}
-	transfer(c, in, st, &mem, loaded_ptr, cs);
+	transfer(c, in, st, &mem, &loaded, cs);
 	return 0;
 }
 
@@ -515,6 +546,10 @@ static void meet(const struct st_types *t, struct state *into, const struct stat
 
 		if (same_type(a, b))
 			continue;
+		if (a->ptrptr && b->ptrptr && a->s == b->s) {
+			a->delta = 0; /* any slot of the same table */
+			continue;
+		}
 		size = a->s != ST_NONE && a->s == b->s ? t->s[a->s].size : 0;
 		if (size && floor_mod(a->delta, size) == floor_mod(b->delta, size)) {
 			a->delta = (int32_t)floor_mod(a->delta, size);

@@ -235,8 +235,12 @@ static int choose_structs(struct st_types *t, struct st_result *r,
 				    o->structs[i]);
 	}
 	for (size_t i = 0; i < t->n; i++)
-		if (o->n_structs && t->s[i].name && t->s[i].canon == (int32_t)i)
-			t->s[i].wanted = name_wanted(o, t->s[i].name);
+		if (t->s[i].name && t->s[i].canon == (int32_t)i) {
+			if (o->n_structs)
+				t->s[i].wanted = name_wanted(o, t->s[i].name);
+			else if (o->all_structs)
+				t->s[i].wanted = true;
+		}
 	for (size_t i = 0; i < r->n_refs; i++) {
 		struct st_struct *s = &t->s[r->refs[i].s];
 
@@ -369,6 +373,7 @@ static bool cache_path(const struct input *in, const struct layout_static_option
 	key = fnv1a(key, LEVER_VERSION, strlen(LEVER_VERSION));
 	for (size_t i = 0; i < o->n_structs; i++)
 		key = fnv1a(key, o->structs[i], strlen(o->structs[i]) + 1);
+	key = fnv1a(key, &o->all_structs, sizeof(o->all_structs));
 	for (size_t i = 0; i < in->build_id_len; i++)
 		snprintf(id + 2 * i, 3, "%02x", in->build_id[i]);
 	return snprintf(out, size, "%s/%s-%016llx.refs", dir, id, (unsigned long long)key) <
