@@ -487,8 +487,8 @@ int cmd_layout(int argc, char **argv)
 		char *help_argv[] = {argv[0], "--help", NULL};
 
 		if (argc < 2) {
-			fprintf(stderr, "lever layout: which subcommand? (record, report, merge, "
-					"export)\nRun 'lever layout --help' for usage.\n");
+			fprintf(stderr, "lever layout: which subcommand? (record, report, refs, "
+					"merge, export)\nRun 'lever layout --help' for usage.\n");
 			return EXIT_USAGE;
 		}
 		return parse_layout_options(&o, 2, help_argv) == CLI_HELP ? 0 : EXIT_USAGE;
@@ -499,10 +499,12 @@ int cmd_layout(int argc, char **argv)
 		return layout_merge(argc - 1, argv + 1);
 	if (strcmp(argv[1], "export") == 0)
 		return layout_export(argc - 1, argv + 1);
+	if (strcmp(argv[1], "refs") == 0)
+		return cmd_layout_refs(argc - 1, argv + 1);
 	if (strcmp(argv[1], "report") != 0) {
 		fprintf(stderr,
-			"lever layout: unknown subcommand '%s' (record, report, merge, export)\n"
-			"Run 'lever layout --help' for usage.\n",
+			"lever layout: unknown subcommand '%s' (record, report, refs, merge, "
+			"export)\nRun 'lever layout --help' for usage.\n",
 			argv[1]);
 		return EXIT_USAGE;
 	}

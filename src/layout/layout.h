@@ -16,7 +16,8 @@
  * - Output as pahole prints layouts, the suggestion as a C struct, JSON.
  *
  * Struct descriptions are built in memory (by tests, or by a reader of a
- * record file); reading them from DWARF is not part of this module yet.
+ * record file); layout_static_write() writes them, with the reference
+ * table, from a binary's DWARF.
  */
 #ifndef LEVER_LAYOUT_H
 #define LEVER_LAYOUT_H
@@ -493,5 +494,51 @@ int layout_write_html(FILE *f, const char *title, const struct layout_record *re
 /* Per-field samples as a gzipped pprof profile.proto; -1 with why. */
 int layout_write_pprof(FILE *f, const struct layout_record *rec, char *err, size_t err_size);
 /* ============================================================ end layout-record */
+/* ------------------------------------------------------------ static references (layout-static) */
+/*
+ * What `lever layout refs` and the collectors (`lever layout record`) need
+ * from a binary: the `struct`, `field`, `ref` and `block` lines of a layout
+ * record (doc/formats/layout-record.md), found without running it (spec
+ * autocpa.md §2.5, §8.5; the thesis's Ghidra "Data Type Reference Finder").
+ * Struct layouts come from DWARF (libdw); references from decoding every
+ * function (capstone) and typing the base register of each memory operand
+ * from DWARF variable locations, propagated through moves, loads of
+ * pointer fields, lea, add/sub of constants and call return types.
+ * PCs are the binary's link-time addresses (as in DWARF and objdump), not
+ * run-time ones: a collector subtracts the load bias of a PIE or library.
+ * Implemented in src/layout/static*.c and dwarf*.c; doc/layout-refs.md.
+ */
+struct layout_static_options {
+	const char *const *structs; /* names to keep (struct/class/typedef name) */
+	size_t n_structs;	    /* 0: every struct some instruction references */
+	bool all_structs; /* every struct of the DWARF, referenced or not (with n_structs 0) */
+	bool cache; /* read/write the result under $XDG_CACHE_HOME/lever/layout/ by build ID */
+};
+
+struct layout_static_stats {
+	size_t functions;	/* functions decoded */
+	size_t instructions;	/* instructions decoded */
+	size_t memory_operands; /* of which with a memory operand (lea, nop, prefetch excluded) */
+	size_t typed_operands;	/* ... whose address resolved to a struct field */
+	size_t refs;		/* ref lines written */
+	size_t blocks;		/* block lines written */
+	size_t structs;		/* struct lines written */
+	size_t
+	    unsupported; /* referenced structs left out: bitfields, packed (a comment says why) */
+	bool from_cache; /* the output was the cached result */
+};
+
+/*
+ * Write the struct, field, ref and block lines (no header line, no samples:
+ * the caller writes `lever-layout-record 1` first and samples after) for
+ * the ELF file `binary` (its DWARF may live in a separate debug file, found
+ * as gdb finds it). Structs the record format cannot describe (bitfields,
+ * packed or over-aligned placement) are left out with a `#` comment naming
+ * them and the reason, and their references dropped. stats may be NULL.
+ * Returns 0, or -1 with a message in err (no DWARF, not x86-64, I/O).
+ */
+int layout_static_write(const char *binary, const struct layout_static_options *o, FILE *out,
+			struct layout_static_stats *stats, char *err, size_t err_size);
+/* ------------------------------------------------------------ end of layout-static */
 
 #endif
