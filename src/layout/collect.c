@@ -686,7 +686,9 @@ struct resolver {
 	/* the counters written as `stat` lines */
 	uint64_t samples, memory, no_memory, address_unknown, no_previous, outside, unreadable,
 	    kernel;
-	const char *program; /* canonical path of PROGRAM: module 0 */
+	size_t static_modules; /* modules whose static part the record has */
+	size_t n_used;	       /* modules in the record */
+	const char *program;   /* canonical path of PROGRAM: module 0 */
 };
 
 static uint32_t module_of(struct resolver *r, uint32_t path_id)
@@ -887,11 +889,114 @@ static const char *source_name(enum layout_source s)
 	return s == LAYOUT_SOURCE_PMU ? "pmu" : s == LAYOUT_SOURCE_INSTR ? "instr" : "clock";
 }
 
+/*
+ * Record indexes of the modules with samples, in the order of their first
+ * sample (module 0, the program, always); how many.
+ */
+static size_t number_modules(const struct resolver *r, const struct count_entry *e, size_t n,
+			     uint32_t *index)
+{
+	size_t next = 1;
+
+	for (size_t m = 0; m < r->n_modules; m++)
+		index[m] = UINT32_MAX;
+	index[0] = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t m = LAYOUT_PC_MODULE(e[i].key.pc);
+
+		if (index[m] == UINT32_MAX)
+			index[m] = (uint32_t)next++;
+	}
+	return next;
+}
+
+/* A path as one column: tabs and newlines (legal in file names) would split it. */
+static void put_path(FILE *f, const char *path)
+{
+	for (const char *p = path; *p; p++)
+		fputc(*p == '\t' || *p == '\n' || *p == '\r' ? '?' : *p, f);
+}
+
+/*
+ * The `program` or `module` line of module m and, when wanted and the file
+ * has DWARF, its static part: layout_static_write's struct, field, ref and
+ * block lines (layout-static; cached by build ID).
+ */
+static void write_module_head(struct resolver *r, FILE *f, size_t m, bool with_static)
+{
+	const struct module *mod = &r->modules[m];
+	const char *build_id = mod->code ? layout_code_build_id(mod->code) : "";
+	struct layout_static_options so = {.cache = true};
+	char err[512], *text = NULL;
+	size_t len = 0;
+	FILE *part;
+
+	fprintf(f, "%s\t", m ? "module" : "program");
+	put_path(f, mod->path);
+	fprintf(f, "\t%s\n", *build_id ? build_id : "-");
+	if (!with_static || !mod->code || strpbrk(mod->path, "\t\n\r"))
+		return;
+	part = open_memstream(&text, &len);
+	if (!part)
+		return;
+	/* written aside: a failure half-way must not leave half a static part */
+	if (layout_static_write(mod->path, &so, part, NULL, err, sizeof(err)) == 0) {
+		fclose(part);
+		fwrite(text, 1, len, f);
+		r->static_modules++;
+	} else {
+		fclose(part);
+		if (m == 0)
+			fprintf(stderr, "%s: no static part for %s: %s\n", r->c->o->who, mod->path,
+				err);
+	}
+	free(text);
+}
+
+/* The head of the record (program, modules, static parts, source, period) read back. */
+static int read_head(struct resolver *r, const uint32_t *index, size_t n_used, bool library_statics,
+		     struct layout_record *rec)
+{
+	struct collector *c = r->c;
+	char *text = NULL, err[600];
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int rc;
+
+	if (!f)
+		return -1;
+	r->static_modules = 0;
+	fprintf(f, "lever-layout-record\t%d\n", LAYOUT_RECORD_VERSION);
+	fprintf(f, "source\t%s\t%s\n", source_name(c->source), c->event_name);
+	if (c->period)
+		fprintf(f, "period\t%llu\n", (unsigned long long)c->period);
+	write_module_head(r, f, 0, true);
+	for (size_t k = 1; k < n_used; k++)
+		for (size_t m = 1; m < r->n_modules; m++)
+			if (index[m] == k)
+				write_module_head(r, f, m, library_statics);
+	fclose(f);
+	f = fmemopen(text, len, "r");
+	rc = f ? layout_record_read(f, "static part", rec, err, sizeof(err)) : -1;
+	if (f)
+		fclose(f);
+	if (rc && f && library_statics)
+		fprintf(stderr,
+			"%s: the shared objects' static parts do not combine (%s); kept "
+			"the program's only\n",
+			c->o->who, err);
+	else if (rc && f)
+		fprintf(stderr, "%s: the static part cannot be read back (%s)\n", c->o->who, err);
+	free(text);
+	return rc;
+}
+
 static int fill_record(struct resolver *r, struct layout_record *rec)
 {
 	struct collector *c = r->c;
 	struct count_entry *e = r->counts.e;
-	size_t n = 0;
+	uint32_t *index = calloc(r->n_modules ? r->n_modules : 1, sizeof(*index));
+	size_t n = 0, n_used;
 	const struct {
 		const char *name;
 		uint64_t value;
@@ -909,42 +1014,41 @@ static int fill_record(struct resolver *r, struct layout_record *rec)
 	};
 
 	memset(rec, 0, sizeof(*rec));
-	rec->version = LAYOUT_RECORD_VERSION;
-	rec->source = strdup(source_name(c->source));
-	rec->event = strdup(c->event_name);
-	rec->period = c->period;
-	rec->modules = calloc(r->n_modules, sizeof(*rec->modules));
-	if (!rec->source || !rec->event || !rec->modules)
+	if (!index)
 		return -1;
-	for (size_t i = 0; i < r->n_modules; i++) {
-		rec->modules[i].path = strdup(r->modules[i].path);
-		rec->modules[i].build_id =
-		    strdup(r->modules[i].code ? layout_code_build_id(r->modules[i].code) : "");
-		rec->n_modules++;
-		if (!rec->modules[i].path || !rec->modules[i].build_id)
-			return -1;
-	}
 	/* compact the table in place, sorted by module pc */
 	for (size_t i = 0; i < r->counts.cap; i++)
 		if (e[i].used)
 			e[n++] = e[i];
 	qsort(e, n, sizeof(*e), compare_counts);
+	n_used = number_modules(r, e, n, index);
+	r->n_used = n_used;
+	if (read_head(r, index, n_used, true, rec) && read_head(r, index, n_used, false, rec)) {
+		free(index);
+		return -1;
+	}
 	rec->samples = calloc(n ? n : 1, sizeof(*rec->samples));
 	rec->accesses = calloc(n ? n : 1, sizeof(*rec->accesses));
-	if (!rec->samples || !rec->accesses)
+	if (!rec->samples || !rec->accesses) {
+		free(index);
 		return -1;
+	}
 	for (size_t i = 0; i < n; i++) {
+		uint64_t pc = LAYOUT_MODULE_PC(index[LAYOUT_PC_MODULE(e[i].key.pc)],
+					       LAYOUT_PC_ADDRESS(e[i].key.pc));
+
 		if (e[i].key.flags & 2u)
 			rec->accesses[rec->n_accesses++] =
-			    (struct layout_access){.pc = e[i].key.pc,
+			    (struct layout_access){.pc = pc,
 						   .addr = e[i].key.addr,
 						   .count = e[i].count,
 						   .tid = e[i].key.tid,
 						   .write = e[i].key.flags & 1u};
 		else
 			rec->samples[rec->n_samples++] = (struct layout_sample){
-			    .pc = e[i].key.pc, .count = e[i].count, .tid = e[i].key.tid};
+			    .pc = pc, .count = e[i].count, .tid = e[i].key.tid};
 	}
+	free(index);
 	for (size_t i = 0; i < sizeof(stats) / sizeof(stats[0]); i++)
 		if (layout_record_add_stat(rec, stats[i].name, stats[i].value))
 			return -1;
@@ -961,6 +1065,10 @@ static void print_summary(const struct collector *c, const struct resolver *r)
 		who, (unsigned long long)r->samples, source_name(c->source), c->event_name,
 		(unsigned long long)r->memory, (unsigned long long)r->no_memory,
 		(unsigned long long)r->address_unknown);
+	fprintf(stderr,
+		"%s: static part (structs, references, blocks) of %zu of the %zu modules "
+		"sampled\n",
+		who, r->static_modules, r->n_used);
 	if (r->outside || r->unreadable)
 		fprintf(stderr,
 			"%s: %llu samples outside known code (vdso, JIT), %llu in code "
@@ -1073,7 +1181,7 @@ int layout_collect(const struct layout_collect_options *o, FILE *out, int *wait_
 			o->who);
 	resolve_all(&r);
 	if (fill_record(&r, &rec)) {
-		fprintf(stderr, "%s: out of memory\n", o->who);
+		fprintf(stderr, "%s: cannot build the record (out of memory?)\n", o->who);
 		layout_record_free(&rec);
 		goto out;
 	}

@@ -73,6 +73,14 @@ read -r good total <"$tmp/acc.txt"
 [ "${total:-0}" -gt 0 ] || fail "no data addresses at the load of hot"
 [ "${good:-0}" -eq "${total:-0}" ] || fail "$good of $total data addresses fall on hot in [$lo, $hi)"
 
+# the report names the struct and the field (static part from layout_static_write)
+"$lever" layout report "$tmp/r.record" >"$tmp/report.txt" 2>"$tmp/report.err" || fail "report exited $?: $(cat "$tmp/report.err")"
+grep -q '^In struct node you will save' "$tmp/report.txt" || fail "report does not rank struct node"
+hot_raw=$(awk '/^struct node \{/ { f = 1 } f && / hot;/ { for (i = 1; i <= NF; i++) if ($i == "raw") print $(i + 1); exit }' "$tmp/report.txt")
+max_raw=$(awk '/^struct node \{/ { f = 1 } f && /raw/ { for (i = 1; i <= NF; i++) if ($i == "raw" && $(i + 1) > m) m = $(i + 1) } f && /^};/ { print m; exit }' "$tmp/report.txt")
+[ -n "$hot_raw" ] && [ "$hot_raw" = "$max_raw" ] || fail "field hot (raw ${hot_raw:-none}) is not node's hottest (raw ${max_raw:-none})"
+[ "$((hot_raw * 100))" -ge "$((memory * 80))" ] || fail "hot has $hot_raw of $memory samples"
+
 # --- exit status passed on; a record still written
 "$lever" layout record --source=clock -o "$tmp/exit.record" -- sh -c 'exit 3' 2>/dev/null
 rc=$?
