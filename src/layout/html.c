@@ -25,7 +25,8 @@ static const char style[] =
     "tr.line th{background:#f3f3f3;font-weight:600;border-top:2px solid #999}\n"
     "tr.hole td{color:#999;font-style:italic}\n"
     "tr.hidden{display:none}\n"
-    ".legend span{display:inline-block;width:2em;height:1em;vertical-align:middle}\n"
+    ".legend span{display:inline-block;width:2em;height:1em;vertical-align:middle;"
+    "border:1px solid #ccc}\n"
     "code{font-family:ui-monospace,monospace}\n"
     "</style>\n";
 
