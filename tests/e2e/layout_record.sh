@@ -54,7 +54,7 @@ for k in lost throttled no-memory-operand address-unknown outside-known-code; do
 done
 
 # the load of `hot`: the objdump of sum_hot names it (add/mov 0x30(...)), and it has most samples
-hot_pc=$(objdump -d --no-show-raw-insn "$prog" | awk '/<sum_hot/ { f = 1 } f && /0x30\(/ { sub(":", "", $1); print "0x" $1; exit }')
+hot_pc=$(objdump -d --no-show-raw-insn "$prog" | awk '/^[0-9a-f]+ <sum_hot[^>]*>:$/ { f = 1 } f && !done && /0x30\(/ { sub(":", "", $1); print "0x" $1; done = 1 }')
 [ -n "$hot_pc" ] || fail "cannot find the load of hot in sum_hot"
 top=$(awk -F'\t' '$1 == "sample" { print $3, $2 }' "$tmp/r.record" | sort -rn | head -1)
 top_count=${top%% *}

@@ -9,13 +9,15 @@
  * registers, so the load's base and index registers still hold its address
  * when the sample is taken. It prints the array's address range, the
  * struct's size and the offset of `hot`, for the test to check the data
- * addresses the collector computes.
+ * addresses the collector computes, and the time the loop took (for
+ * bench/layout/overhead.sh: the program's own time, without start-up).
  *   record_hot [STEPS]   (default 20 million)
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 struct node {
 	long cold_a;
@@ -51,7 +53,19 @@ int main(int argc, char **argv)
 		nodes[i] = (struct node){.cold_a = (long)i, .hot = (long)(i & 7)};
 	printf("nodes %p %p size %zu hot %zu\n", (void *)nodes, (void *)(nodes + count),
 	       sizeof(struct node), offsetof(struct node, hot));
-	printf("sum %ld\n", sum_hot(nodes, count, steps));
+	struct timespec t0, t1, c0, c1;
+	long sum;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+	sum = sum_hot(nodes, count, steps);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("sum %ld\n", sum);
+	/* wall and CPU time of the loop: CPU time includes the sampling interrupts */
+	printf("loop_ns %lld cpu_ns %lld\n",
+	       (long long)(t1.tv_sec - t0.tv_sec) * 1000000000ll + (t1.tv_nsec - t0.tv_nsec),
+	       (long long)(c1.tv_sec - c0.tv_sec) * 1000000000ll + (c1.tv_nsec - c0.tv_nsec));
 	free(nodes);
 	return 0;
 }
