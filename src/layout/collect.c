@@ -83,6 +83,8 @@ struct collector {
 	struct raw_sample *samples;
 	size_t n_samples, samples_cap;
 	uint64_t lost, throttled, malformed;
+	uint64_t own;	   /* -a: samples of lever itself, left out (spec §7 "filter the daemon") */
+	uint32_t self_pid;
 	bool out_of_memory;
 };
 
@@ -186,6 +188,10 @@ static void on_sample(struct collector *c, const struct perf_event_header *h)
 
 	if (layout_perf_parse_sample(h, h->size, c->sample_type, c->regs_mask, &s)) {
 		c->malformed++;
+		return;
+	}
+	if (s.pid == c->self_pid) {
+		c->own++;
 		return;
 	}
 	if (push((void **)&c->samples, &c->n_samples, &c->samples_cap, sizeof(*c->samples))) {
@@ -1011,6 +1017,7 @@ static int fill_record(struct resolver *r, struct layout_record *rec)
 	    {"lost", c->lost},
 	    {"throttled", c->throttled},
 	    {"malformed", c->malformed},
+	    {"recorder-own", c->own},
 	};
 
 	memset(rec, 0, sizeof(*rec));
@@ -1135,7 +1142,7 @@ static void free_resolver(struct resolver *r)
 
 int layout_collect(const struct layout_collect_options *o, FILE *out, int *wait_status)
 {
-	struct collector c = {.o = o};
+	struct collector c = {.o = o, .self_pid = (uint32_t)getpid()};
 	struct resolver r = {.c = &c};
 	struct layout_record rec;
 	struct perf_event_attr attrs[2];

@@ -93,6 +93,16 @@ rc=$?
 awk -F'\t' -v p="$prog" '$1 == "module" && $2 == p { m = 1; next } $1 == "module" { m = 0 } m && $1 == "sample" { n += $3 } END { exit !(n > 10) }' \
 	"$tmp/child.record" || fail "record_hot run by sh: no samples in its module"
 
+# --- -a: every process on every CPU (root or perf_event_paranoid <= 0); the
+# program's load of hot is still module 0's, lever's own samples left out
+if [ "$(id -u)" -eq 0 ] || [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 0 ]; then
+	"$lever" layout record -a --source=clock -o "$tmp/all.record" -- "$prog" 5000000 >/dev/null 2>"$tmp/all.err" ||
+		fail "-a exited $?: $(cat "$tmp/all.err")"
+	awk -F'\t' -v pc="$hot_pc" '$1 == "module" { m = 1 } !m && $1 == "sample" && $2 == pc { n += $3 } END { exit !(n > 10) }' \
+		"$tmp/all.record" || fail "-a: no samples on the program's load of hot"
+	[ -n "$(field "$tmp/all.record" recorder-own)" ] || fail "-a: no recorder-own counter"
+fi
+
 # --- merge sums; export --pprof gives a gzip
 "$lever" layout record --source=clock -o "$tmp/r2.record" -- "$prog" 5000000 >/dev/null 2>&1
 "$lever" layout merge -o "$tmp/m.record" "$tmp/r.record" "$tmp/r2.record" || fail "merge exited $?"
