@@ -209,7 +209,7 @@ static int layout_report(struct layout_options *o)
 /* ------------------------------------------------------------ record */
 
 #define RECORD_USAGE                                                                               \
-	"usage: lever layout record [--source=pmu|clock|instr] [-a] [-F FREQ | -c PERIOD]\n"       \
+	"usage: lever layout record [--source=pmu|clock|instr] [-a] [-g] [-F FREQ | -c PERIOD]\n"  \
 	"                           [-o FILE] [--force] -- PROGRAM [ARGS...]"
 
 static const char record_description[] =
@@ -252,6 +252,9 @@ static int parse_record_options(struct record_options *o, int argc, char **argv)
 		     "one sample per PERIOD events (pmu) or nanoseconds of\n"
 		     "CPU time (clock)",
 		     .given = &o->period_given),
+	    CLI_FLAG('g', "call-graph", &o->c.callchain,
+		     "record user call chains (frame pointers: build with\n"
+		     "-fno-omit-frame-pointer) as `chain` lines"),
 	    CLI_ENUM(0, "skid", &o->skid, "MODE", skid_names,
 		     "clock: the instruction a sample stands for: previous\n"
 		     "(default; the one before the interrupted pc) or none"),

@@ -87,6 +87,21 @@ rc=$?
 [ $rc -eq 3 ] || fail "the program's exit status 3 came back as $rc"
 [ -s "$tmp/exit.record" ] || fail "no record for a program that failed"
 
+# --- -g: call chains from sum_hot (a leaf: its frame is its caller's) outward
+"$lever" layout record -g --source=clock -o "$tmp/g.record" -- "$prog" 5000000 >/dev/null 2>&1 ||
+	fail "-g exited $?"
+read -r sum_lo sum_size < <(nm -S "$prog" | awk '$4 ~ /^sum_hot/ { print "0x" $1, "0x" $2 }')
+awk -F'\t' -v lo="$((sum_lo))" -v size="$((sum_size))" '
+	function hex(s,  i, v) { v = 0; s = tolower(substr(s, 3)); for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return v }
+	$1 == "chain" { n = split($4, f, ","); a = hex(substr(f[1], 3)); if (n >= 2 && f[1] ~ /^0:/ && a >= lo && a < lo + size && f[2] != "?") good += $2 }
+	END { exit !(good > 10) }' "$tmp/g.record" || fail "-g: no chains from sum_hot with a known caller"
+
+# --- a SIGTERM to lever alone (timeout) reaches the program; the record is kept
+timeout --preserve-status -s TERM 1 "$lever" layout record --source=clock -o "$tmp/term.record" -- sleep 30 2>/dev/null
+rc=$?
+[ $rc -eq 143 ] || fail "SIGTERM: exit $rc, not 143 (the program killed by SIGTERM)"
+[ -s "$tmp/term.record" ] || fail "SIGTERM: no record"
+
 # --- children followed: sh runs record_hot, whose samples go to its own module
 "$lever" layout record --source=clock -o "$tmp/child.record" -- sh -c "'$prog' 5000000 >/dev/null" 2>/dev/null ||
 	fail "record of sh -c exited $?"
