@@ -591,6 +591,45 @@ static void check_placement(struct st_struct *s)
 	layout_struct_free(ls);
 }
 
+/*
+ * The thesis's reference finder skipped the C library's types (spec §2.5:
+ * /std/, stdlib.h, stdio.h); here: a type declared under /usr/include or a
+ * compiler's own directory, or one the compiler made up (gcc's file
+ * "<built-in>", such as __va_list_tag). References to it are real, but its layout is not the
+ * program's to change.
+ */
+/*
+ * DW_AT_decl_file as a path. libdw 0.188's dwarf_decl_file refuses file 0,
+ * which clang 14's DWARF 5 uses for the primary source: read the CU's
+ * file table then.
+ */
+static const char *decl_file(Dwarf_Die *die)
+{
+	const char *file = dwarf_decl_file(die);
+	Dwarf_Die cu;
+	Dwarf_Files *files;
+	size_t n;
+	uint64_t idx = udata(die, DW_AT_decl_file, UINT64_MAX);
+
+	if (file || idx == UINT64_MAX || !dwarf_diecu(die, &cu, NULL, NULL) ||
+	    dwarf_getsrcfiles(&cu, &files, &n) != 0 || idx >= n)
+		return file;
+	return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+static void note_system(struct st_struct *s, Dwarf_Die *die)
+{
+	const char *file = decl_file(die);
+	const char *base = file ? strrchr(file, '/') : NULL;
+
+	if (!file)
+		return;
+	if (base && strcmp(base, "/<built-in>") == 0)
+		snprintf(s->system, sizeof(s->system), "built into the compiler");
+	else if (strncmp(file, "/usr/include/", 13) == 0 || strncmp(file, "/usr/lib/", 9) == 0)
+		snprintf(s->system, sizeof(s->system), "declared in %s", file);
+}
+
 static int add_die_index(struct st_types *t, Dwarf_Off die, int32_t index)
 {
 	if (!grow((void **)&t->by_die, &t->cap_by_die, t->n_by_die, sizeof(*t->by_die)))
@@ -619,6 +658,7 @@ static int build_struct(struct walker *w, Dwarf_Die *die, const char *scope)
 	s->align = type_align(die, 0);
 	if (name && asprintf(&s->name, "%s%s", scope, name) < 0)
 		return -1;
+	note_system(s, die);
 	if (add_die_index(t, s->die, index))
 		return -1;
 	if (dwarf_child(die, &child) == 0)

@@ -49,9 +49,11 @@ struct st_struct {
 	bool is_union;
 	size_t n;
 	struct st_member *m;
-	char unsupported[160]; /* "" if the record format can describe it */
+	char unsupported[320]; /* "" if the record format can describe it */
 	bool wanted;	       /* written: referenced (or named with --struct) */
-	int32_t canon;	       /* the first struct of the same name and layout (itself if first) */
+	/* declared in a system header (or by the compiler): not the program's to reorder */
+	char system[128];
+	int32_t canon; /* the first struct of the same name and layout (itself if first) */
 	Dwarf_Off die;
 };
 

@@ -247,6 +247,13 @@ static int choose_structs(struct st_types *t, struct st_result *r,
 		if (!o->n_structs && s->name)
 			s->wanted = true;
 	}
+	/* system types only when asked for by name or with --all-structs */
+	for (size_t i = 0; i < t->n; i++)
+		if (t->s[i].wanted && t->s[i].system[0] && !o->n_structs && !o->all_structs &&
+		    !t->s[i].unsupported[0])
+			snprintf(t->s[i].unsupported, sizeof(t->s[i].unsupported),
+				 "%s, not the program's to reorder (--struct %s keeps it)",
+				 t->s[i].system, t->s[i].name);
 	return 0;
 }
 
