@@ -34,7 +34,6 @@ struct walker {
 		char *name;
 	} * typedefs;
 	size_t n_typedefs, cap_typedefs;
-	bool oom;
 };
 
 static bool grow(void **items, size_t *cap, size_t n, size_t size)

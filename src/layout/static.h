@@ -112,12 +112,8 @@ struct st_global {
 };
 
 struct st_function {
-	uint64_t lo, hi;      /* [lo, hi): one range of a subprogram */
-	int32_t returns;      /* pointer to struct returned, or ST_NONE */
-	int frame_reg;	      /* frame base: DW_OP_regN, or -1 for the CFA */
-	int64_t frame_offset; /* DW_OP_bregN(k) */
-	bool frame_is_cfa;
-	bool frame_known;
+	uint64_t lo, hi; /* [lo, hi): one range of a subprogram */
+	int32_t returns; /* pointer to struct returned, or ST_NONE */
 };
 
 struct st_vars {

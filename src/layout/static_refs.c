@@ -65,7 +65,6 @@ struct block_info {
 struct fn_ctx {
 	const struct st_types *t;
 	const struct st_vars *v;
-	const struct st_function *fn; /* NULL: no DWARF for this function */
 	const struct st_var_loc **locs;
 	size_t n_locs;
 	cs_insn *insn;
@@ -986,7 +985,6 @@ int st_refs_find(const struct st_types *t, const struct st_vars *v, const struct
 			continue;
 		if (hi > sec->addr + sec->size)
 			hi = sec->addr + sec->size;
-		c.fn = st_vars_function_at(v, syms[i].lo);
 		c.locs = locs_in(v, syms[i].lo, hi, &c.n_locs);
 		if (!c.locs) {
 			rc = -1;
