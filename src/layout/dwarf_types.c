@@ -674,7 +674,8 @@ static int build_struct(struct walker *w, Dwarf_Die *die, const char *scope)
 			}
 		} while (dwarf_siblingof(&child, &child) == 0);
 	s = &t->s[index];
-	qsort(s->m, s->n, sizeof(*s->m), cmp_member_offset);
+	if (s->n)
+		qsort(s->m, s->n, sizeof(*s->m), cmp_member_offset);
 	return 0;
 }
 
@@ -799,7 +800,8 @@ static int dedupe(struct st_types *t)
 	for (size_t i = 0; i < t->n; i++)
 		if (t->s[i].name)
 			names[n++] = (struct name_index){t->s[i].name, (int32_t)i};
-	qsort(names, n, sizeof(*names), cmp_name_index);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_name_index);
 	for (size_t i = 0; i < n;) {
 		size_t j = i + 1;
 		int variant = 1;
@@ -890,7 +892,8 @@ int st_types_load(Dwarf *dw, struct st_types *t, char *err, size_t err_size)
 		off = next;
 	}
 	if (rc == 0) {
-		qsort(t->by_die, t->n_by_die, sizeof(*t->by_die), cmp_die_index);
+		if (t->n_by_die)
+			qsort(t->by_die, t->n_by_die, sizeof(*t->by_die), cmp_die_index);
 		for (size_t i = 0; i < w.n_typedefs; i++) {
 			int32_t s = index_of_die(t, w.typedefs[i].die);
 

@@ -399,9 +399,12 @@ int st_vars_load(Dwarf *dw, Elf *elf, const struct st_types *t, struct st_vars *
 		st_vars_free(v);
 		return -1;
 	}
-	qsort(v->locs, v->n_locs, sizeof(*v->locs), cmp_loc);
-	qsort(v->globals, v->n_globals, sizeof(*v->globals), cmp_global);
-	qsort(v->functions, v->n_functions, sizeof(*v->functions), cmp_function);
+	if (v->n_locs)
+		qsort(v->locs, v->n_locs, sizeof(*v->locs), cmp_loc);
+	if (v->n_globals)
+		qsort(v->globals, v->n_globals, sizeof(*v->globals), cmp_global);
+	if (v->n_functions)
+		qsort(v->functions, v->n_functions, sizeof(*v->functions), cmp_function);
 	/* .eh_frame of the binary itself; .debug_frame of the debug file otherwise */
 	v->cfi = elf ? dwarf_getcfi_elf(elf) : NULL;
 	v->cfi_owned = v->cfi != NULL;

@@ -295,7 +295,8 @@ static int write_structs(FILE *f, const struct st_types *t, struct layout_static
 static void write_refs(FILE *f, const struct st_types *t, struct st_result *r,
 		       struct layout_static_stats *stats)
 {
-	qsort(r->refs, r->n_refs, sizeof(*r->refs), cmp_ref);
+	if (r->n_refs)
+		qsort(r->refs, r->n_refs, sizeof(*r->refs), cmp_ref);
 	for (size_t i = 0; i < r->n_refs;) {
 		const struct st_ref *ref = &r->refs[i];
 		const struct st_struct *s = &t->s[ref->s];
@@ -312,7 +313,8 @@ static void write_refs(FILE *f, const struct st_types *t, struct st_result *r,
 		}
 		i = j;
 	}
-	qsort(r->blocks, r->n_blocks, sizeof(*r->blocks), cmp_block);
+	if (r->n_blocks)
+		qsort(r->blocks, r->n_blocks, sizeof(*r->blocks), cmp_block);
 	for (size_t i = 0; i < r->n_blocks; i++)
 		fprintf(f, "block\t0x%llx\t0x%llx\n", (unsigned long long)r->blocks[i].lo,
 			(unsigned long long)r->blocks[i].hi);
