@@ -110,12 +110,21 @@ static int add_symbol(struct input *in, size_t *cap, uint64_t lo, uint64_t hi)
 	return 0;
 }
 
-/* Function symbols of .symtab (else .dynsym); DWARF's functions if there are none. */
+/*
+ * Function symbols of .symtab; without one (a stripped binary whose DWARF
+ * is in a separate file), DWARF's functions, which include the static ones
+ * .dynsym lacks, and .dynsym's.
+ */
 static int collect_functions(struct input *in, const struct st_vars *v)
 {
 	size_t cap = 0;
 
 	for (int pass = 0; pass < 2 && in->n_syms == 0; pass++) {
+		if (pass == 1)
+			for (size_t i = 0; i < v->n_functions; i++)
+				if (in_code(in, v->functions[i].lo) &&
+				    add_symbol(in, &cap, v->functions[i].lo, v->functions[i].hi))
+					return -1;
 		Elf_Scn *scn = NULL;
 		GElf_Shdr sh;
 
@@ -138,10 +147,6 @@ static int collect_functions(struct input *in, const struct st_vars *v)
 			}
 		}
 	}
-	if (in->n_syms == 0)
-		for (size_t i = 0; i < v->n_functions; i++)
-			if (add_symbol(in, &cap, v->functions[i].lo, v->functions[i].hi))
-				return -1;
 	return 0;
 }
 
