@@ -33,7 +33,9 @@ static const char report_description[] =
     "  - the layout as pahole prints it, with raw and block-adjusted samples per field\n"
     "  - false sharing: fields on one line written by one thread, used by another\n"
     "  - the suggested order as a C struct to paste, with its estimated saving\n"
-    "then the structs ranked by saving (\"In struct S you will save N misses\").\n";
+    "then the structs ranked by saving (\"In struct S you will save N misses\").\n"
+    "`lever layout refs BINARY` writes the structs, references and blocks of a\n"
+    "record from a binary's DWARF and code (lever layout refs --help).\n";
 
 static const char *const adjust_names[] = {"thesis", "repo-quirks", "none", NULL};
 static const enum layout_adjust_mode adjust_modes[] = {
