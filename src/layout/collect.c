@@ -985,8 +985,10 @@ static void resolve_all(struct resolver *r)
 	struct collector *c = r->c;
 	size_t k = 0;
 
-	qsort(c->side, c->n_side, sizeof(*c->side), compare_side);
-	qsort(c->samples, c->n_samples, sizeof(*c->samples), compare_samples);
+	if (c->n_side) /* qsort(NULL, 0) is undefined */
+		qsort(c->side, c->n_side, sizeof(*c->side), compare_side);
+	if (c->n_samples) /* qsort(NULL, 0) is undefined */
+		qsort(c->samples, c->n_samples, sizeof(*c->samples), compare_samples);
 	/* module 0 is the program, whether or not it was sampled */
 	module_of(r, string_table_intern(&c->paths, r->program, strlen(r->program)));
 	for (size_t i = 0; i < c->n_samples; i++) {
@@ -1186,7 +1188,8 @@ static int fill_record(struct resolver *r, struct layout_record *rec)
 	for (size_t i = 0; i < r->counts.cap; i++)
 		if (e[i].used)
 			e[n++] = e[i];
-	qsort(e, n, sizeof(*e), compare_counts);
+	if (n) /* qsort(NULL, 0) is undefined */
+		qsort(e, n, sizeof(*e), compare_counts);
 	n_used = number_modules(r, e, n, index);
 	r->n_used = n_used;
 	if (read_head(r, index, n_used, true, rec) && read_head(r, index, n_used, false, rec)) {

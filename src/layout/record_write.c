@@ -238,7 +238,8 @@ static void combine_chains(struct layout_record *r)
 {
 	size_t n = 0;
 
-	qsort(r->chains, r->n_chains, sizeof(*r->chains), compare_chains);
+	if (r->n_chains) /* qsort(NULL, 0) is undefined */
+		qsort(r->chains, r->n_chains, sizeof(*r->chains), compare_chains);
 	for (size_t i = 0; i < r->n_chains; i++)
 		if (n && compare_chains(&r->chains[n - 1], &r->chains[i]) == 0) {
 			r->chains[n - 1].count += r->chains[i].count;
@@ -277,7 +278,8 @@ static void combine_samples(struct layout_record *r)
 {
 	size_t n = 0;
 
-	qsort(r->samples, r->n_samples, sizeof(*r->samples), compare_samples);
+	if (r->n_samples) /* qsort(NULL, 0) is undefined */
+		qsort(r->samples, r->n_samples, sizeof(*r->samples), compare_samples);
 	for (size_t i = 0; i < r->n_samples; i++)
 		if (n && compare_samples(&r->samples[n - 1], &r->samples[i]) == 0)
 			r->samples[n - 1].count += r->samples[i].count;
@@ -290,7 +292,8 @@ static void combine_accesses(struct layout_record *r)
 {
 	size_t n = 0;
 
-	qsort(r->accesses, r->n_accesses, sizeof(*r->accesses), compare_accesses);
+	if (r->n_accesses) /* qsort(NULL, 0) is undefined */
+		qsort(r->accesses, r->n_accesses, sizeof(*r->accesses), compare_accesses);
 	for (size_t i = 0; i < r->n_accesses; i++)
 		if (n && compare_accesses(&r->accesses[n - 1], &r->accesses[i]) == 0)
 			r->accesses[n - 1].count += r->accesses[i].count;
