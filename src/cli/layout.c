@@ -25,8 +25,8 @@
 #define REPORT_USAGE "usage: lever layout report [OPTIONS] RECORD"
 
 static const char report_description[] =
-    "Struct-layout analysis (AutoCPA). Subcommands: record, report, merge, export\n"
-    "(lever layout SUBCOMMAND --help). `report` reads a layout record\n"
+    "Struct-layout analysis (AutoCPA). Subcommands: record, report, refs, merge,\n"
+    "export (lever layout SUBCOMMAND --help). `report` reads a layout record\n"
     "(doc/formats/layout-record.md: struct layouts,\n"
     "the static table of which instruction touches which field, basic blocks and\n"
     "sampled miss counts per pc) and, per struct with samples:\n"

@@ -365,7 +365,9 @@ static int pmu_attrs(struct collector *c, struct perf_event_attr *a, size_t *n_a
 	c->regs_mask = 0;
 	c->period = c->o->period;
 	memset(a, 0, 2 * sizeof(*a));
-	snprintf(dir, sizeof(dir), "%s/cpu", root);
+	/* a hybrid Intel CPU names its big cores' PMU cpu_core */
+	snprintf(dir, sizeof(dir), "%s/cpu/events/mem-loads", root);
+	snprintf(dir, sizeof(dir), access(dir, F_OK) == 0 ? "%s/cpu" : "%s/cpu_core", root);
 	if (layout_pmu_event_attr(dir, "mem-loads", "ldlat=30", &a[0], err, sizeof(err)) == 0 ||
 	    layout_pmu_event_attr(dir, "mem-loads", NULL, &a[0], err, sizeof(err)) == 0) {
 		*n_attrs = 1;
@@ -378,8 +380,8 @@ static int pmu_attrs(struct collector *c, struct perf_event_attr *a, size_t *n_a
 		snprintf(dir, sizeof(dir), "%s/ibs_op", root);
 		if (layout_pmu_event_attr(dir, NULL, NULL, &a[0], err, sizeof(err))) {
 			snprintf(why, why_size,
-				 "no memory-sampling PMU (neither %s/cpu/events/mem-loads nor "
-				 "%s/ibs_op exists)",
+				 "no memory-sampling PMU (neither %s/cpu/events/mem-loads (or "
+				 "cpu_core/) nor %s/ibs_op exists)",
 				 root, root);
 			return -1;
 		}
