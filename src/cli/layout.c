@@ -117,6 +117,20 @@ static void print_text(FILE *out, const struct layout_options *o, const struct l
 		fprintf(out, " (1 per %llu events)", (unsigned long long)rec->period);
 	fprintf(out, ", %llu without a reference (dropped); %zu of %zu structs sampled\n",
 		(unsigned long long)rec->program.unattributed, n, rec->program.n_structs);
+	/* what the collector could not use, so that nothing is lost unseen */
+	if (rec->source)
+		fprintf(out,
+			"recorded by %s (%s): %llu samples, %llu without a memory operand, %llu "
+			"lost, throttled %llu times\n",
+			rec->source, rec->event,
+			(unsigned long long)layout_record_stat(rec, "samples"),
+			(unsigned long long)layout_record_stat(rec, "no-memory-operand"),
+			(unsigned long long)layout_record_stat(rec, "lost"),
+			(unsigned long long)layout_record_stat(rec, "throttled"));
+	if (!rec->program.n_structs && rec->n_samples)
+		fprintf(out,
+			"the record has no structs: the program has no DWARF (build it with -g), "
+			"or its static part was left out\n");
 	for (size_t i = 0; i < n; i++) {
 		fprintf(out, "\n");
 		layout_print_annotated(out, sg[i].s);
