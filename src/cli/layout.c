@@ -319,6 +319,8 @@ static int layout_record(int argc, char **argv)
 	o.c.source_given = o.source_given;
 	o.c.skid = (enum layout_skid)o.skid;
 	o.c.ring_pages = (unsigned)o.pages;
+	/* where the PMUs are described (sysfs); tests point it at a synthetic tree */
+	o.c.pmu_root = getenv("LEVER_EVENT_SOURCE_DIR");
 	o.c.output_name = o.output;
 	if (o.period_given)
 		o.c.period = o.period;

@@ -418,8 +418,9 @@ static int self_test(struct perf_event_attr *a, char *why, size_t why_size)
 			a->precise_ip--;
 			continue;
 		}
-		snprintf(why, why_size, "perf_event_open(type %u, config %#llx): %s", a->type,
-			 (unsigned long long)a->config, strerror(errno));
+		snprintf(why, why_size, "perf_event_open(type %u, config %#llx, config1 %#llx): %s",
+			 a->type, (unsigned long long)a->config, (unsigned long long)a->config1,
+			 strerror(errno));
 		return -1;
 	}
 }

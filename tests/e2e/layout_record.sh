@@ -41,6 +41,26 @@ if [ ! -e /sys/bus/event_source/devices/cpu/events/mem-loads ] &&
 		fail "--source=pmu: no clear error: $(cat "$tmp/pmu.err")"
 	[ ! -e "$tmp/pmu.record" ] || fail "--source=pmu failed but wrote a record"
 fi
+# the pmu path on a synthetic sysfs tree (an Intel PMU under a type this kernel
+# does not have): the event's terms reach perf_event_open, the self-test fails
+# with a clear line and clock takes over
+mkdir -p "$tmp/sysfs/cpu/events" "$tmp/sysfs/cpu/format"
+echo 250 >"$tmp/sysfs/cpu/type"
+echo 'event=0xcd,umask=0x1,ldlat=3' >"$tmp/sysfs/cpu/events/mem-loads"
+echo 'event=0xd0,umask=0x82' >"$tmp/sysfs/cpu/events/mem-stores"
+echo 'config:0-7' >"$tmp/sysfs/cpu/format/event"
+echo 'config:8-15' >"$tmp/sysfs/cpu/format/umask"
+echo 'config1:0-15' >"$tmp/sysfs/cpu/format/ldlat"
+LEVER_EVENT_SOURCE_DIR=$tmp/sysfs "$lever" layout record -o "$tmp/fake.record" -- true 2>"$tmp/fake.err" ||
+	fail "record with a synthetic PMU exited $?"
+grep -q '^lever layout record: no PMU memory sampling here (perf_event_open(type 250, config 0x1cd, config1 0x1e): .*); using --source=clock$' \
+	"$tmp/fake.err" || fail "synthetic PMU: $(cat "$tmp/fake.err")"
+grep -q $'^source\tclock\t' "$tmp/fake.record" || fail "synthetic PMU: the record is not clock's"
+LEVER_EVENT_SOURCE_DIR=$tmp/sysfs "$lever" layout record --source=pmu -o "$tmp/fake2.record" -- true 2>"$tmp/fake.err"
+[ $? -eq 1 ] || fail "--source=pmu with a PMU that does not open did not exit 1"
+grep -q '^lever layout record: --source=pmu: perf_event_open(type 250' "$tmp/fake.err" ||
+	fail "--source=pmu, synthetic PMU: $(cat "$tmp/fake.err")"
+
 head -1 "$tmp/r.record" | grep -q $'^lever-layout-record\t2$' || fail "not a version-2 record"
 build_id=$(readelf -n "$prog" | awk '/Build ID/ { print $3 }')
 grep -q "^program	$prog	$build_id\$" "$tmp/r.record" || fail "no program line with build ID $build_id"
