@@ -7,8 +7,12 @@
 # interrupts; wall time includes everything the machine does to it), in two
 # shapes: random reads over 64 MiB (memory-bound, 20 M steps) and over
 # 1 MiB (cache-resident, 100 M steps; less disturbed by other programs'
-# memory traffic). Runs are interleaved, the order alternating each round,
-# so that load drifts hit both alike. Raw data to bench/results/layout-overhead-raw/, the table
+# memory traffic). Runs are interleaved, the order rotating each round,
+# so that load drifts hit all alike. On a loaded machine the 1000 Hz
+# overhead drowns in the noise; the cache-resident shape is therefore also
+# recorded at 10 kHz (-F 10000), whose overhead is ten times larger and, as
+# the cost per sample does not depend on the rate, gives the 1000 Hz figure
+# divided by ten with an interval ten times narrower. Raw data to bench/results/layout-overhead-raw/, the table
 # (medians of the per-round ratios with distribution-free 95% intervals) to
 # bench/results/layout-overhead.md by bench/layout/tables.py.
 #   bench/layout/overhead.sh BUILD [ROUNDS]
@@ -31,14 +35,16 @@ run() { # MODE ROUND ORDER STEPS MIB
 	if [ "$mode" = bare ]; then
 		"$prog" "$steps" "$mib" >"$tmp/out"
 	else
-		"$lever" layout record --source=clock --force -o "$tmp/r.record" -- "$prog" "$steps" "$mib" \
-			>"$tmp/out" 2>"$tmp/err"
+		local freq=1000
+		[ "$mode" = record10k ] && freq=10000
+		"$lever" layout record --source=clock -F $freq --force -o "$tmp/r.record" -- \
+			"$prog" "$steps" "$mib" >"$tmp/out" 2>"$tmp/err"
 	fi
 	t1=$(now)
 	line=$(grep '^loop_ns ' "$tmp/out")
 	set -- $line
 	local samples=-
-	[ "$mode" = record ] && samples=$(awk -F'\t' '$1 == "stat" && $2 == "samples" { print $3 }' "$tmp/r.record")
+	[ "$mode" != bare ] && samples=$(awk -F'\t' '$1 == "stat" && $2 == "samples" { print $3 }' "$tmp/r.record")
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$order" "$mib" "$mode" "$2" "$4" "$((t1 - t0))" \
 		"$samples" >>"$raw/runs.tsv"
 }
@@ -50,13 +56,13 @@ printf 'round\torder\tmib\tmode\tloop_ns\tloop_cpu_ns\tcommand_ns\tsamples\n' >"
 "$prog" 1000000 >/dev/null # warm the page cache
 for r in $(seq 1 "$rounds"); do
 	for shape in $shapes; do
-		if [ $((r % 2)) -eq 1 ]; then
-			run bare "$r" 1 "${shape%:*}" "${shape#*:}"
-			run record "$r" 2 "${shape%:*}" "${shape#*:}"
-		else
-			run record "$r" 1 "${shape%:*}" "${shape#*:}"
-			run bare "$r" 2 "${shape%:*}" "${shape#*:}"
-		fi
+		modes=(bare record)
+		[ "${shape#*:}" = 1 ] && modes+=(record10k)
+		# rotate the order by the round
+		n=${#modes[@]}
+		for k in $(seq 0 $((n - 1))); do
+			run "${modes[$(((k + r) % n))]}" "$r" $((k + 1)) "${shape%:*}" "${shape#*:}"
+		done
 	done
 done
 echo "# after: $(uptime)" >>"$raw/machine.txt"

@@ -91,6 +91,22 @@ def overhead(raw):
             f"Samples per recorded run: median {statistics.median(samples):.0f} "
             f"(about {statistics.median(s / (c / 1e9) for s, c in zip(samples, cpu)):.0f} per CPU second of the loop)."
         )
+        fast = [v for v in by_round.values() if "bare" in v and "record10k" in v]
+        if fast:
+            ratios = [int(v["record10k"]["loop_cpu_ns"]) / int(v["bare"]["loop_cpu_ns"]) for v in fast]
+            m, lo, hi = median_interval(ratios)
+            rate = statistics.median(
+                int(v["record10k"]["samples"]) / (int(v["record10k"]["loop_cpu_ns"]) / 1e9) for v in fast
+            )
+            scale = 1000 / rate
+            out.append("")
+            out.append(
+                f"At -F 10000 ({rate:.0f} samples per CPU second), loop CPU time {pct(m)} "
+                + (f"(95% {pct(lo)} .. {pct(hi)})" if lo is not None else "")
+                + f"; scaled to 1000 per second (x {scale:.3f}): **{(m - 1) * scale * 100:+.2f}%**"
+                + (f" (95% {(lo - 1) * scale * 100:+.2f}% .. {(hi - 1) * scale * 100:+.2f}%)" if lo is not None else "")
+                + "."
+            )
     out.append("")
     out.append("Machine (the load is the other engineers' builds and tests; a rerun on an idle machine is due):")
     out.append("")
