@@ -886,12 +886,14 @@ static void resolve_clock(struct resolver *r, const struct raw_sample *s, const 
 		r->address_unknown++;
 		return;
 	}
-	count_add(&r->counts,
-		  &(struct count_key){.pc = LAYOUT_MODULE_PC(module, at),
-				      .addr = ea,
-				      .tid = s->tid,
-				      .flags = 2u | (op.write && !op.read ? 1u : 0u)},
-		  1);
+	count_add(
+	    &r->counts,
+	    &(struct count_key){.pc = LAYOUT_MODULE_PC(module, at),
+				.addr = ea,
+				.tid = s->tid,
+				/* a read-modify-write writes: it takes the line from others */
+				.flags = 2u | (op.write ? 1u : 0u)},
+	    1);
 }
 
 /* pmu: the precise pc and the data address the hardware gives. */
@@ -1325,7 +1327,8 @@ int layout_collect(const struct layout_collect_options *o, FILE *out, int *wait_
 	err = launch_resolve_program(o->argv[0], resolved, sizeof(resolved));
 	if (err) {
 		fprintf(stderr, "%s: %s: %s\n", o->who, o->argv[0], strerror(-err));
-		return -1;
+		/* as env(1) and lever's other launchers say it */
+		return err == -ENOENT ? LAUNCH_EXIT_NOT_FOUND : LAUNCH_EXIT_CANNOT_EXEC;
 	}
 	if (!realpath(resolved, program))
 		str_copy(program, resolved, sizeof(program));
