@@ -72,8 +72,10 @@ else
 			b=$work/memcached-build-$cc-$opt
 			if [ ! -x "$b/memcached" ]; then
 				rm -rf "$b"
-				cp -r "$src" "$b"
-				(cd "$b" && ./configure CC="$cc" CFLAGS="-g -$opt" >configure.log 2>&1 &&
+				# -a: new timestamps would make make rerun the autotools
+				cp -a "$src" "$b"
+				(cd "$b" && { [ ! -f Makefile ] || make distclean >/dev/null 2>&1 || true; } &&
+					./configure CC="$cc" CFLAGS="-g -$opt" >configure.log 2>&1 &&
 					make -j2 memcached >make.log 2>&1)
 			fi
 			bin=$b/memcached

@@ -198,6 +198,11 @@ struct resolved {
 		.s = ST_NONE, .slot = {.s = ST_NONE}, .address = {.s = ST_NONE }                   \
 	}
 
+static bool in_flexible(const struct st_struct *s, int64_t off)
+{
+	return s->n && s->m[s->n - 1].flexible && off >= s->m[s->n - 1].offset;
+}
+
 static struct resolved resolve_global(const struct fn_ctx *c, uint64_t addr)
 {
 	struct resolved res = NOTHING_RESOLVED;
@@ -316,7 +321,14 @@ static struct resolved resolve_mem(const struct fn_ctx *c, const cs_insn *in, co
 
 		if (!size)
 			return res;
-		if (index >= 0 || b->elem || off >= size)
+		/*
+		 * Past the fixed part of a struct ending in a flexible array
+		 * member is that member (memcached's item: key and value after
+		 * the header), not the next element of an array.
+		 */
+		if (in_flexible(&c->t->s[b->s], off))
+			;
+		else if (index >= 0 || b->elem || off >= size)
 			off = floor_mod(off, size);
 		if (off < 0)
 			return res;
@@ -360,7 +372,7 @@ static int emit_refs(struct fn_ctx *c, uint64_t pc, int32_t s, int64_t off, int6
 
 	for (size_t i = 0; i < st->n; i++) {
 		const struct st_member *m = &st->m[i];
-		int64_t m_end = m->offset + (m->size ? m->size : 1);
+		int64_t m_end = m->flexible ? INT64_MAX : m->offset + (m->size ? m->size : 1);
 
 		if (m_end <= off || (int64_t)m->offset >= end)
 			continue;

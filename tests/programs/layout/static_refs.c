@@ -53,6 +53,12 @@ struct counter {
 	struct counter *parent;
 };
 
+struct msg {
+	int len;
+	int kind;
+	char body[]; /* flexible array member */
+};
+
 struct config g_config = {3, 100, "cfg", 1};
 struct counter g_counters[4];
 struct node *g_head;
@@ -213,6 +219,17 @@ TOUCH long touch__table__slots__node__key(const struct table *t, unsigned h)
 	return t->slots[h % 8]->key;
 }
 
+/* past the fixed part of a struct is its flexible array member */
+TOUCH int touch__msg__body_at(const struct msg *m, int i)
+{
+	return m->body[i];
+}
+
+TOUCH int touch__msg__kind(const struct msg *m)
+{
+	return m->kind;
+}
+
 /* a void * context converted to a struct pointer */
 TOUCH int touch__point__y_void(void *ctx)
 {
@@ -297,6 +314,7 @@ int main(int argc, char **argv)
 	struct vec2 vs[4] = {{1, 2}, {3, 4}, {5, 6}, {7, 8}};
 	struct counter root = {0}, child = {.parent = &root};
 	struct table table = {.slots = g_buckets, .size = 8};
+	struct msg *m = calloc(1, sizeof(*m) + 16);
 	long acc = 0;
 
 	g_head = build_list(n > 3 ? n : 3);
@@ -327,6 +345,7 @@ int main(int argc, char **argv)
 		acc += touch__node__key_table(g_buckets, round % 8) + touch__node__value_bucket(round);
 		acc += touch__table__slots__node__key(&table, (unsigned)round);
 		acc += touch__point__y_void(pts);
+		acc += touch__msg__body_at(m, round % 16) + touch__msg__kind(m);
 	}
 	/* a struct of the C library: referenced, but not the program's to reorder */
 	{
@@ -335,6 +354,7 @@ int main(int argc, char **argv)
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		acc += ts.tv_nsec & 1;
 	}
+	free(m);
 	printf("%ld\n", acc);
 	return 0;
 }
