@@ -45,6 +45,19 @@ for bin in "$progs"/static_refs-*; do
 		grep -q "^missed: $fn " "$tmp/$name.score" && fail "$name: $(grep "^missed: $fn " "$tmp/$name.score")"
 	done
 	grep "^wrong:" "$tmp/$name.score" | head -5
+	# every one of the seven loads of a spilled-and-reloaded pointer, not just one
+	n=$(python3 -c '
+import sys
+rec, nm = sys.argv[1], sys.argv[2]
+lo = hi = 0
+for line in open(nm):
+    c = line.split()
+    if len(c) == 4 and c[3] == "touch__node__next__node__value_spill":
+        lo = int(c[0], 16); hi = lo + int(c[1], 16)
+print(sum(1 for line in open(rec)
+          if line.startswith("ref\t") and line.split("\t")[2:4] == ["node", "value"]
+          and lo <= int(line.split("\t")[1], 16) < hi))' "$tmp/$name.rec" "$tmp/$name.nm")
+	[ "$n" -ge 7 ] || fail "$name: $n of the 7 node.value loads in the spill function found"
 	grep -q "^wrong: touch__msg__body_at" "$tmp/$name.score" &&
 		fail "$name: an access to a flexible array member taken for another field"
 	# the C library's struct timespec in main: a comment, no layout
