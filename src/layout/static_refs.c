@@ -238,7 +238,7 @@ static struct resolved resolve_stack(const struct fn_ctx *c, uint64_t pc, int ba
 
 	for (size_t i = 0; i < c->n_locs; i++) {
 		const struct st_var_loc *l = c->locs[i];
-		int64_t at, size;
+		int64_t at, size, extent;
 
 		if (pc < l->lo || pc >= l->hi || l->kind == ST_LOC_REG)
 			continue;
@@ -265,22 +265,20 @@ static struct resolved resolve_stack(const struct fn_ctx *c, uint64_t pc, int ba
 			continue;
 		}
 		if (l->type.ptr_array) {
-			if (disp >= at && (disp - at) % 8 == 0)
+			if (disp >= at && disp < at + (int64_t)l->type.bytes &&
+			    (disp - at) % 8 == 0) {
 				res.slot = (struct reg_type){.s = l->type.s};
+				return res;
+			}
 			continue;
 		}
 		size = c->t->s[l->type.s].size;
-		if (!l->type.array && disp >= at && disp < at + size) {
-			res.s = l->type.s;
-			res.off = disp - at;
-			return res;
-		}
-		if (l->type.array && size && disp >= at) {
-			/* an array variable's extent is unknown here: trust the frame layout */
-			res.s = l->type.s;
-			res.off = (disp - at) % size;
-			return res;
-		}
+		extent = l->type.bytes ? (int64_t)l->type.bytes : size;
+		if (!size || disp < at || disp >= at + extent)
+			continue;
+		res.s = l->type.s;
+		res.off = (disp - at) % size; /* an array's element */
+		return res;
 	}
 	return res;
 }
