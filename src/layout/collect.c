@@ -20,7 +20,7 @@
  * - The record starts with the static part of every module sampled that has
  *   DWARF (layout_static_write, layout-static's), then the samples per
  *   (pc, thread), the data addresses, -g's call chains and the counters.
- * Samples are kept in memory until the program ends (about 240 bytes each:
+ * Samples are kept in memory until the program ends (256 bytes each, mostly
  * the registers), which bounds how long one recording can run.
  */
 #include <errno.h>
