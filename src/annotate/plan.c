@@ -255,6 +255,33 @@ static bool name_matches(const char *spec, const char *name, const char *demangl
 	}
 }
 
+/*
+ * Functions that are not entered by a call, or that run before the runtime
+ * or after it has written its last line: the C run-time's start-up and
+ * tear-down. A glob skips them; naming one is an error.
+ */
+static const char *const never_probed[] = {
+    "_start",
+    "_init",
+    "_fini",
+    "__libc_csu_init",
+    "__libc_csu_fini",
+    "deregister_tm_clones",
+    "register_tm_clones",
+    "__do_global_dtors_aux",
+    "frame_dummy",
+    "_dl_relocate_static_pie",
+    NULL,
+};
+
+static bool is_never_probed(const char *name)
+{
+	for (int i = 0; never_probed[i]; i++)
+		if (strcmp(name, never_probed[i]) == 0)
+			return true;
+	return false;
+}
+
 static bool already_planned(const struct annotate_plan *plan, uint32_t module, uint64_t addr)
 {
 	for (size_t i = 0; i < plan->n_functions; i++)
@@ -304,6 +331,12 @@ static int scan_table(struct annotate_plan *plan, uint32_t module, Elf *elf, Elf
 		dem = annotate_demangle(name);
 		if (!name_matches(spec, name, dem) || already_planned(plan, module, sym.st_value)) {
 			free(dem);
+			continue;
+		}
+		if (is_never_probed(name)) {
+			free(dem);
+			if (!is_glob(spec))
+				return -EPERM;
 			continue;
 		}
 		if (add_function(plan, module, name, dem, &sym))
@@ -385,6 +418,13 @@ int annotate_plan_add(struct annotate_plan *plan, const char *spec, char *err, s
 		return -EINVAL;
 	}
 	n = scan_module(plan, (uint32_t)module, name, &stripped);
+	if (n == -EPERM) {
+		snprintf(err, err_size,
+			 "%s: '%s' is the C run-time's start-up or tear-down code, which is "
+			 "not entered by a call and cannot be probed",
+			 plan->modules[module].path, name);
+		return n;
+	}
 	if (n < 0) {
 		snprintf(err, err_size, "%s: %s", plan->modules[module].path, strerror(-n));
 		return n;

@@ -200,10 +200,21 @@ void ann_output_flush_thread(void)
 		flush_thread(t);
 }
 
+static bool direct; /* after the last flush at exit: no more buffering */
+
+void ann_output_set_direct(void)
+{
+	direct = true;
+}
+
 static void buffer_line(struct ann_thread *t, const char *line, size_t len)
 {
 	uint32_t at = atomic_load_explicit(&t->out_len, memory_order_relaxed);
 
+	if (direct) {
+		write_all(line, len);
+		return;
+	}
 	if (at + len > sizeof(t->out)) {
 		flush_thread(t);
 		at = 0;
