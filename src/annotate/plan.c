@@ -274,6 +274,18 @@ static const char *const never_probed[] = {
     NULL,
 };
 
+/*
+ * GCC's cold partitions (`f.cold`, `f.cold.1`) are symbols of type FUNC, but
+ * they are jumped into from f, never called: probing one would take whatever
+ * is at the stack pointer for a return address. They are skipped.
+ */
+static bool is_cold_part(const char *name)
+{
+	const char *c = strstr(name, ".cold");
+
+	return c && (c[5] == 0 || c[5] == '.');
+}
+
 static bool is_never_probed(const char *name)
 {
 	for (int i = 0; never_probed[i]; i++)
@@ -327,6 +339,8 @@ static int scan_table(struct annotate_plan *plan, uint32_t module, Elf *elf, Elf
 		if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
 		    sym.st_shndx == SHN_UNDEF || sym.st_size == 0 ||
 		    !(name = elf_strptr(elf, sh.sh_link, sym.st_name)) || !*name)
+			continue;
+		if (is_cold_part(name))
 			continue;
 		dem = annotate_demangle(name);
 		if (!name_matches(spec, name, dem) || already_planned(plan, module, sym.st_value)) {

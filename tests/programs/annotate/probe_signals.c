@@ -13,10 +13,11 @@
 #define NOINLINE __attribute__((noinline))
 
 static volatile sig_atomic_t handled;
+static volatile long handler_runs; /* also makes in_handler long enough to patch live */
 
 NOINLINE int in_handler(int x)
 {
-	__asm__ volatile("" ::: "memory");
+	handler_runs++;
 	return x + 1;
 }
 
