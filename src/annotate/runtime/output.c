@@ -170,7 +170,7 @@ size_t ann_format_call(char *buf, size_t size, const struct ann_probe *p, uint64
 		else
 			put_u64(&o, delta->v[m]);
 	}
-	for (uint32_t i = 0; i < p->n_features; i++) {
+	for (uint32_t i = 0; values && i < p->n_features; i++) {
 		put(&o, " ", 1);
 		put_u64(&o, i);
 		put(&o, "=", 1);
