@@ -293,7 +293,8 @@ static void reservoir_write(struct ann_probe *p)
 		r->line_len[s] = 0;
 		r->owner[s] = 0;
 	}
-	atomic_store(&r->seen, 0);
+	/* with a rate the reservoir's count is the count of calls */
+	atomic_fetch_add(&p->calls, atomic_exchange(&r->seen, 0));
 }
 
 /* A period ended: write every reservoir, start the next one. */
@@ -338,7 +339,9 @@ int ann_sample_decide(struct ann_probe *p, uint64_t now)
 	k = atomic_fetch_add_explicit(&p->res.seen, 1, memory_order_relaxed) + 1;
 	if (k <= ann_plan.rate_n)
 		return (int)(k - 1);
-	k = xorshift(&t->rng) % k;
+	/* uniform in [0, k): a multiply instead of a division */
+	k = k < (1ull << 32) ? (uint64_t)(uint32_t)xorshift(&t->rng) * k >> 32
+			     : xorshift(&t->rng) % k;
 	return k < ann_plan.rate_n ? (int)k : -1;
 }
 

@@ -326,7 +326,8 @@ static void process(const struct sample *s)
 		struct open_call *c;
 		int slot = -1;
 
-		atomic_fetch_add(&e->probe->calls, 1);
+		if (!ann_plan.rate_n) /* with a rate, the reservoir counts the calls */
+			atomic_fetch_add(&e->probe->calls, 1);
 		if (st->depth == TID_DEPTH) {
 			atomic_fetch_add(&e->probe->dropped_depth, 1);
 			return;
