@@ -1,0 +1,8 @@
+# The feature interpreter of liblever-annotate.so (features_eval.c with its
+# safe reads), compiled into the test from its sources (RUNTIME label: the
+# sanitizer pass runs it under ASan+UBSan).
+lever_unit_test(test_annotate_features_eval
+  SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_annotate_features_eval.c
+          ${CMAKE_SOURCE_DIR}/src/annotate/runtime/features_eval.c
+          ${CMAKE_SOURCE_DIR}/src/annotate/runtime/safe_read.c
+  LIBS m RUNTIME)
