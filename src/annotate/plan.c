@@ -3,7 +3,7 @@
  * Planning `lever annotate record` (spec/freud.md §5.2, §7.4 #1; the plan's
  * format: doc/formats/annotate-plan.md): which functions of which modules to
  * probe, found by name in the ELF symbol tables, and their feature programs
- * (from the feature planner, plan_features*.c, where it is linked in).
+ * (from the feature planner, plan_features.c).
  *
  * Names: a C name, a mangled C++ name, the demangled name with or without
  * its parameter list, or a glob (fnmatch) of any of them. A shared library
@@ -29,26 +29,6 @@
 #include "annotate/runtime/settings.h"
 #include "base/base.h"
 #include "elf/elf.h"
-
-/*
- * The feature planner's interface (ann-features, declared in annotate.h by
- * that branch). Referenced weakly: until it is linked in, no features are
- * planned and the record holds metrics only.
- */
-struct annotate_feature_plan {
-	struct ann_op *ops;
-	uint32_t n_ops;
-	struct annotate_feature_decl {
-		char *expr;
-		enum annotate_feature_kind kind;
-	} * decls;
-	uint32_t n_decls;
-};
-int annotate_plan_features(const char *module_path, uint64_t func_offset, const char *symbol,
-			   unsigned max_depth, unsigned max_features,
-			   struct annotate_feature_plan *out, char *err, size_t err_size)
-    __attribute__((weak));
-void annotate_feature_plan_free(struct annotate_feature_plan *plan) __attribute__((weak));
 
 /* ------------------------------------------------------------ demangling */
 
@@ -472,6 +452,7 @@ int annotate_plan_all_features(struct annotate_plan *plan, unsigned max_depth,
 		const struct annotate_plan_module *m = &plan->modules[f->module];
 		struct annotate_feature_plan fp = {0};
 		char err[512] = "";
+		int rc;
 
 		if (!m->has_debug) {
 			if (!said[f->module] && notes)
@@ -482,15 +463,18 @@ int annotate_plan_all_features(struct annotate_plan *plan, unsigned max_depth,
 			said[f->module] = true;
 			continue;
 		}
-		if (!annotate_plan_features) {
-			if (!said[plan->n_modules] && notes)
-				fprintf(notes, "lever annotate record: this build has no feature "
-					       "planner: metrics only\n");
-			said[plan->n_modules] = true;
+		rc = annotate_plan_features(m->path, f->addr, f->name, max_depth, max_features, &fp,
+					    err, sizeof(err));
+		if (rc == -ENODATA) {
+			if (!said[f->module] && notes)
+				fprintf(notes,
+					"lever annotate record: %s: %s: its functions get metrics "
+					"only, no features\n",
+					m->path, err);
+			said[f->module] = true;
 			continue;
 		}
-		if (annotate_plan_features(m->path, f->addr, f->name, max_depth, max_features, &fp,
-					   err, sizeof(err))) {
+		if (rc) {
 			if (notes)
 				fprintf(notes, "lever annotate record: %s: no features: %s\n",
 					f->display, err);
@@ -507,8 +491,7 @@ int annotate_plan_all_features(struct annotate_plan *plan, unsigned max_depth,
 			f->feature_kind[k] = (int)fp.decls[k].kind;
 		}
 		fp.ops = NULL;
-		if (annotate_feature_plan_free)
-			annotate_feature_plan_free(&fp);
+		annotate_feature_plan_free(&fp);
 		if (!f->feature_expr || !f->feature_kind) {
 			free(said);
 			return -ENOMEM;
