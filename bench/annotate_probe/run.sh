@@ -18,7 +18,8 @@
 #   uprobe-all    --probe=uprobe, every call (the kernel traps; fewer calls)
 #   pg-base       the -pg build without uftrace (mcount stubs)
 #   uftrace       uftrace record on the -pg build
-# With 5 features: needs the feature planner of ann-features (see README).
+#   sled-5f, sled-all-5f  the sled variants with empty()'s five parameters
+#                 as features (read at each sampled entry)
 #
 # usage: bench/annotate_probe/run.sh BUILD_DIR [ROUNDS] [N]
 # writes bench/annotate_probe/raw.csv and prints the table (table.py).
@@ -37,20 +38,24 @@ cc -O2 -g -fpatchable-function-entry=5 -o "$tmp/loop_sled" "$c"
 cc -O2 -g -pg -o "$tmp/loop_pg" "$c"
 
 rec() { "$lever" annotate record --metrics=time -o "$tmp/rec" "$@" 2>>"$tmp/log"; }
+# time only: no features; -5f: the five parameters of empty() as features
+# (x, y, strlen(s), d, *p), read at every sampled entry
 run_variant() { # VARIANT -> ns per call
 	case $1 in
 	base) "$tmp/loop" "$n" ;;
-	sled) rec -f empty -- "$tmp/loop_sled" "$n" ;;
-	sled-all) rec --rate=all -f empty -- "$tmp/loop_sled" "$n" ;;
-	live) rec -f empty -- "$tmp/loop" "$n" ;;
-	live-all) rec --rate=all -f empty -- "$tmp/loop" "$n" ;;
-	uprobe-all) rec --rate=all --probe=uprobe -f empty -- "$tmp/loop" "$n_slow" ;;
+	sled) rec --no-features -f empty -- "$tmp/loop_sled" "$n" ;;
+	sled-all) rec --no-features --rate=all -f empty -- "$tmp/loop_sled" "$n" ;;
+	sled-5f) rec -f empty -- "$tmp/loop_sled" "$n" ;;
+	sled-all-5f) rec --rate=all -f empty -- "$tmp/loop_sled" "$n" ;;
+	live) rec --no-features -f empty -- "$tmp/loop" "$n" ;;
+	live-all) rec --no-features --rate=all -f empty -- "$tmp/loop" "$n" ;;
+	uprobe-all) rec --no-features --rate=all --probe=uprobe -f empty -- "$tmp/loop" "$n_slow" ;;
 	pg-base) "$tmp/loop_pg" "$n" ;;
 	uftrace) (cd "$tmp" && uftrace record -d "$tmp/uftrace.data" ./loop_pg "$n") ;;
 	esac | awk '/^ns_per_call/ { print $2 }'
 }
 
-variants="base sled sled-all live live-all uprobe-all pg-base uftrace"
+variants="base sled sled-all sled-5f sled-all-5f live live-all uprobe-all pg-base uftrace"
 out=$here/raw.csv
 {
 	echo "# bench/annotate_probe/run.sh $(date -u +%Y-%m-%dT%H:%M:%SZ) rounds=$rounds n=$n n_slow=$n_slow"

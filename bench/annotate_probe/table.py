@@ -26,7 +26,8 @@ def main(path):
     print()
     print("| variant | rounds | ns/call median | min-max | probe cost ns/call | ratio to base |")
     print("|---|---|---|---|---|---|")
-    for v in ["base", "sled", "sled-all", "live", "live-all", "uprobe-all", "pg-base", "uftrace"]:
+    for v in ["base", "sled", "sled-all", "sled-5f", "sled-all-5f", "live", "live-all",
+              "uprobe-all", "pg-base", "uftrace"]:
         if v not in rows:
             continue
         xs = rows[v]
