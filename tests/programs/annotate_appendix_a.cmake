@@ -1,0 +1,10 @@
+# The seed's Appendix A micro-benchmark (spec/freud.md §6.6), built as the
+# seed built it: -O2 with debug info, the tested functions kept out of line
+# (noipa in the source). tests/e2e/annotate_appendix_a.sh records it.
+set(ANNOTATE_PROGRAMS_DIR ${CMAKE_BINARY_DIR}/tests/programs/annotate)
+add_executable(appendix_a ${CMAKE_SOURCE_DIR}/tests/programs/annotate/appendix_a.c
+                          ${CMAKE_SOURCE_DIR}/tests/programs/annotate/appendix_a_cxx.cc)
+target_compile_options(appendix_a PRIVATE -g -O2 -fno-omit-frame-pointer)
+target_link_libraries(appendix_a PRIVATE m)
+set_target_properties(appendix_a PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${ANNOTATE_PROGRAMS_DIR}
+                      LINKER_LANGUAGE CXX)
