@@ -58,8 +58,9 @@ def short(sig):
 
 
 def find_symbol(name):
+    # the function itself, not a fragment GCC split off it ("[clone .cold]")
     for s in symbols.values():
-        if short(s) == name:
+        if short(s) == name and "[clone" not in s:
             return s
     return None
 
