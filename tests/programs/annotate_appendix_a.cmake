@@ -8,3 +8,10 @@ target_compile_options(appendix_a PRIVATE -g -O2 -fno-omit-frame-pointer)
 target_link_libraries(appendix_a PRIVATE m)
 set_target_properties(appendix_a PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${ANNOTATE_PROGRAMS_DIR}
                       LINKER_LANGUAGE CXX)
+
+# A test tool (issue 15 must-show 3, tests/e2e/annotate_double_probe.sh): TOST
+# equivalence of the two probes' distributions in a doubly probed record.
+add_executable(record_equivalence
+  ${CMAKE_SOURCE_DIR}/tests/programs/annotate/record_equivalence.c)
+target_link_libraries(record_equivalence PRIVATE lever_annotate lever_stats lever_base m)
+set_target_properties(record_equivalence PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${ANNOTATE_PROGRAMS_DIR})

@@ -16,7 +16,10 @@
  * calling every function once with the inputs listed there, from rand()
  * seeded by --seed.
  *
- * usage: appendix_a [--cost=sleep|mem] [--seed=S] [--max=T] [--step=K]
+ * --only=F,G,... calls only those functions (the others' inputs are still
+ * drawn, so the rest of the sequence does not change).
+ *
+ * usage: appendix_a [--cost=sleep|mem] [--seed=S] [--max=T] [--step=K] [--only=F,...]
  */
 #include <math.h>
 #include <stdio.h>
@@ -203,37 +206,68 @@ TESTED void test_random_clustering(int a)
 static void c_round(int t)
 {
 	struct basic_structure bs = {.useful = t, .useless = rand()};
-	char *str = malloc((size_t)t + 1);
 	int a, b, c;
 
-	test_linear_int(t);
-	test_linear_int_pointer(&t);
-	test_linear_float((float)t);
+	if (appendix_a_wanted("test_linear_int"))
+		test_linear_int(t);
+	if (appendix_a_wanted("test_linear_int_pointer"))
+		test_linear_int_pointer(&t);
+	if (appendix_a_wanted("test_linear_float"))
+		test_linear_float((float)t);
 	global_feature = rand() % 100;
-	test_global_feature();
-	memset(str, 'x', (size_t)t);
-	str[t] = '\0';
-	test_linear_charptr(str);
-	free(str);
-	test_linear_structs(&bs);
-	test_quad_int(t);
-	test_nlogn_int(50 * t);
-	test_quad_int_wn(t, 0);
+	if (appendix_a_wanted("test_global_feature"))
+		test_global_feature();
+	if (appendix_a_wanted("test_linear_charptr")) {
+		char *str = malloc((size_t)t + 1);
+
+		memset(str, 'x', (size_t)t);
+		str[t] = '\0';
+		test_linear_charptr(str);
+		free(str);
+	}
+	if (appendix_a_wanted("test_linear_structs"))
+		test_linear_structs(&bs);
+	if (appendix_a_wanted("test_quad_int"))
+		test_quad_int(t);
+	if (appendix_a_wanted("test_nlogn_int"))
+		test_nlogn_int(50 * t);
+	if (appendix_a_wanted("test_quad_int_wn"))
+		test_quad_int_wn(t, 0);
 	a = rand() % 20;
 	b = rand() % 20;
-	test_interaction_linear_quad(a, b);
+	if (appendix_a_wanted("test_interaction_linear_quad"))
+		test_interaction_linear_quad(a, b);
 	a = rand() % 21;
 	b = rand() % 1000;
 	c = rand() % 1000;
-	test_linear_branches(a, b, c);
+	if (appendix_a_wanted("test_linear_branches"))
+		test_linear_branches(a, b, c);
 	a = rand() % 21;
 	b = rand() % 1000;
 	c = rand() % 1000;
-	test_linear_branches_one_f(a, b, c);
-	test_multi_enum((enum command)(t % 3), rand() % 1000);
-	test_linear_main_component(rand() % 10);
+	if (appendix_a_wanted("test_linear_branches_one_f"))
+		test_linear_branches_one_f(a, b, c);
+	a = rand() % 1000;
+	if (appendix_a_wanted("test_multi_enum"))
+		test_multi_enum((enum command)(t % 3), a);
+	a = rand() % 10;
+	if (appendix_a_wanted("test_linear_main_component"))
+		test_linear_main_component(a);
 	global_variable = rand() % 100;
-	test_random_clustering(t);
+	if (appendix_a_wanted("test_random_clustering"))
+		test_random_clustering(t);
+}
+
+static const char *only; /* --only=NAME,NAME...: the functions to call; NULL: all */
+
+int appendix_a_wanted(const char *name)
+{
+	size_t len = strlen(name);
+
+	for (const char *p = only; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (strncmp(p, name, len) == 0 && (p[len] == ',' || p[len] == '\0'))
+			return 1;
+	return !only;
 }
 
 static int parse_int(const char *arg, const char *prefix, int *out)
@@ -262,11 +296,13 @@ int main(int argc, char **argv)
 			cost_in_bytes = 1;
 		else if (strcmp(argv[i], "--cost=sleep") == 0)
 			cost_in_bytes = 0;
+		else if (strncmp(argv[i], "--only=", 7) == 0)
+			only = argv[i] + 7;
 		else if (!parse_int(argv[i], "--seed=", &seed) &&
 			 !parse_int(argv[i], "--max=", &max) &&
 			 !parse_int(argv[i], "--step=", &step)) {
 			fprintf(stderr, "usage: appendix_a [--cost=sleep|mem] [--seed=S] "
-					"[--max=T] [--step=K]\n");
+					"[--max=T] [--step=K] [--only=F,F...]\n");
 			return 2;
 		}
 	}

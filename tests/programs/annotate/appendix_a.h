@@ -20,6 +20,9 @@ extern "C" {
  */
 void appendix_a_cost(unsigned long us);
 
+/* 1 if the driver is to call the function `name` (--only). */
+int appendix_a_wanted(const char *name);
+
 /* The C++ functions (A.7-A.10, A.18) for one round of the driver, at t. */
 void appendix_a_cxx_round(int t);
 
