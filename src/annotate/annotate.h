@@ -219,6 +219,43 @@ void annotate_plan_free(struct annotate_plan *plan);
 /* The demangled form of a C++ symbol (malloc'ed), or NULL when it is not one. */
 char *annotate_demangle(const char *symbol);
 
+/* ------------------------------------------------------------ feature plans (spec §4.2.3, §5.2) */
+
+/*
+ * The input features of a function, planned from its DWARF (plan_features.c):
+ * a program for the runtime's interpreter (annotate/runtime/features.h and
+ * features_ops.h, doc/formats/annotate-features.md) that emits feature i
+ * into values[i], and per feature its name, the program's own expression
+ * (`j->items->len`, `strlen(str)`, `v.size()`, `typeid(*c)`), and its kind.
+ */
+struct ann_op;
+struct annotate_feature_decl {
+	char *expr;
+	enum annotate_feature_kind kind;
+};
+struct annotate_feature_plan {
+	struct ann_op *ops;
+	uint32_t n_ops;
+	struct annotate_feature_decl *decls;
+	uint32_t n_decls;
+};
+
+/*
+ * Plan the features of the function of module_path whose entry is at the
+ * file address func_offset (DW_AT_low_pc / st_value; 0: look it up by
+ * symbol), or else named symbol (mangled, plain, or a demangled signature).
+ * Parameters at the function's first instruction and the globals of its
+ * compilation unit, through at most max_depth pointer dereferences and
+ * max_features features per variable. Cached per build ID in
+ * $XDG_CACHE_HOME/lever/annotate/. Returns 0, or -ENODATA (no debug
+ * information: say so once, record metrics only), -ENOENT (no such
+ * function), another negative errno, with a message in err.
+ */
+int annotate_plan_features(const char *module_path, uint64_t func_offset, const char *symbol,
+			   unsigned max_depth, unsigned max_features,
+			   struct annotate_feature_plan *out, char *err, size_t err_size);
+void annotate_feature_plan_free(struct annotate_feature_plan *p);
+
 /* ------------------------------------------------------------ the annotation language */
 
 enum annotate_expr_kind {

@@ -30,26 +30,6 @@
 #include "base/base.h"
 #include "elf/elf.h"
 
-/*
- * The feature planner's interface (ann-features, declared in annotate.h by
- * that branch). Referenced weakly: until it is linked in, no features are
- * planned and the record holds metrics only.
- */
-struct annotate_feature_plan {
-	struct ann_op *ops;
-	uint32_t n_ops;
-	struct annotate_feature_decl {
-		char *expr;
-		enum annotate_feature_kind kind;
-	} * decls;
-	uint32_t n_decls;
-};
-int annotate_plan_features(const char *module_path, uint64_t func_offset, const char *symbol,
-			   unsigned max_depth, unsigned max_features,
-			   struct annotate_feature_plan *out, char *err, size_t err_size)
-    __attribute__((weak));
-void annotate_feature_plan_free(struct annotate_feature_plan *plan) __attribute__((weak));
-
 /* ------------------------------------------------------------ demangling */
 
 char *annotate_demangle(const char *symbol)
@@ -428,13 +408,6 @@ int annotate_plan_all_features(struct annotate_plan *plan, unsigned max_depth,
 			said[f->module] = true;
 			continue;
 		}
-		if (!annotate_plan_features) {
-			if (!said[plan->n_modules] && notes)
-				fprintf(notes, "lever annotate record: this build has no feature "
-					       "planner: metrics only\n");
-			said[plan->n_modules] = true;
-			continue;
-		}
 		if (annotate_plan_features(m->path, f->addr, f->name, max_depth, max_features, &fp,
 					   err, sizeof(err))) {
 			if (notes)
@@ -453,8 +426,7 @@ int annotate_plan_all_features(struct annotate_plan *plan, unsigned max_depth,
 			f->feature_kind[k] = (int)fp.decls[k].kind;
 		}
 		fp.ops = NULL;
-		if (annotate_feature_plan_free)
-			annotate_feature_plan_free(&fp);
+		annotate_feature_plan_free(&fp);
 		if (!f->feature_expr || !f->feature_kind) {
 			free(said);
 			return -ENOMEM;
