@@ -546,4 +546,20 @@ int annotate_predict(const struct annotate_annotation *a, annotate_lookup_fn loo
 int annotate_synth(struct annotate_writer *w, const char *shape, size_t calls, size_t features,
 		   uint64_t seed);
 
+/* ------------------------------------------------------------ dump (ann-metrics, issue 15) */
+
+enum annotate_dump_format { ANNOTATE_DUMP_CSV, ANNOTATE_DUMP_JSON };
+/*
+ * The calls of a record as one table (doc/annotate.md "dump"): a row per
+ * call with symbol, id, parent, the metrics present, the features by name
+ * (missing: empty in CSV, null in JSON). Only the named symbols when
+ * n_symbols > 0 (names as annotate_record_find takes them). Returns 0,
+ * -ENOENT with *missing the name of a symbol not in the record, -ENOMEM, or
+ * -EIO when writing to f failed.
+ */
+int annotate_dump(FILE *f, const struct annotate_record *r, const char *const *symbols,
+		  size_t n_symbols, enum annotate_dump_format format, const char **missing);
+
+/* ------------------------------------------------------------ end of dump */
+
 #endif

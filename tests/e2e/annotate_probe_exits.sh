@@ -64,7 +64,7 @@ for v in "" _sled; do
 	FUNCS="-f in_handler -f work"
 	record "sig$v" "$dir/probe_signals$v" 20000
 	r=$tmp/sig$v/record
-	handled=$(awk '{ print $4 }' "$tmp/sig$v.out")
+	handled=$(awk '{ print $6 }' "$tmp/sig$v.out")
 	check "signals$v: sum unchanged" "$("$dir/probe_signals$v" 20000 | awk '{ print $2 }')" \
 		"$(awk '{ print $2 }' "$tmp/sig$v.out")"
 	check "signals$v: in_handler recorded + skipped = run" "$handled" \
