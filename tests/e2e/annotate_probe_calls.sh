@@ -98,6 +98,19 @@ check "rate 5/3600s: fib calls counted" "$nfib" "$(probe_stat "$tmp/r/record" fi
 grep -q "^lib 165$" "$tmp/out"
 check "dlopen: lib_work calls" 10 "$(calls "$tmp/d/record" lib_work)"
 
+# -- lever cc --annotate makes the sleds
+"$lever" cc --annotate --no-stack-pads -O2 -g -o "$tmp/cc_calls" "$src/tests/programs/annotate/probe_calls.c"
+"$lever" annotate record --rate=all -f fib -o "$tmp/cc" -- "$tmp/cc_calls" 2 >/dev/null 2>&1
+check "lever cc --annotate: sled probe" sled "$(probe_kind "$tmp/cc/record" fib)"
+
+# -- a module rebuilt after planning is refused by its build ID, not patched
+"$lever" annotate record --rate=all -f fib -o "$tmp/b" -- "$dir/probe_calls" 1 >/dev/null 2>&1
+sed -i 's/^\(module 0 \)[0-9a-f]*/\1deadbeef/' "$tmp/b/plan"
+LEVER_ANNOTATE_PLAN=$tmp/b/plan LD_PRELOAD=$build/lib/lever/liblever-annotate.so \
+	"$dir/probe_calls" 1 >"$tmp/out" 2>"$tmp/err"
+grep -q "its build ID changed since the plan was made" "$tmp/err"
+cmp "$tmp/out" <("$dir/probe_calls" 1)
+
 # -- errors
 set +e
 "$lever" annotate record -f no_such_function -o "$tmp/e" -- "$dir/probe_calls" 1 2>"$tmp/err"
