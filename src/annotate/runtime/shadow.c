@@ -181,14 +181,25 @@ static void record_call(struct ann_thread *t, struct ann_frame *f,
 	struct ann_metrics_snapshot d;
 	uint64_t own = t->overhead_ns - f->overhead0 + cost_inside_ns;
 	char line[ANN_LINE_STACK];
-	char *buf = line;
+	char *buf;
 	size_t len, cap = sizeof(line);
+	int slot;
 
 	for (int m = 0; m < ANN_N_METRICS; m++)
 		d.v[m] = end->v[m] >= f->start.v[m] ? end->v[m] - f->start.v[m] : 0;
 	/* the probe's own time, ours and that of the probed calls inside, is not the function's */
 	for (int m = ANN_TIME; m <= ANN_CPU; m++)
 		d.v[m] = d.v[m] > own ? d.v[m] - own : 0;
+	slot = f->epoch == ann_output_epoch() ? f->slot : -1;
+	/* a line for the thread's buffer is formatted in place: no copy */
+	if (slot < 0 && !t->calibrating && (buf = ann_output_reserve(t, p->line_max))) {
+		len = ann_format_call(buf, p->line_max, p, f->id, f->parent, &d,
+				      &t->values[f->values_at]);
+		ann_output_commit(t, len);
+		atomic_fetch_add_explicit(&p->recorded, 1, memory_order_relaxed);
+		return;
+	}
+	buf = line;
 	if (p->line_max > cap) {
 		buf = ann_thread_scratch(t, p->line_max);
 		cap = p->line_max;
@@ -196,7 +207,7 @@ static void record_call(struct ann_thread *t, struct ann_frame *f,
 	len = ann_format_call(buf, cap, p, f->id, f->parent, &d, &t->values[f->values_at]);
 	if (t->calibrating)
 		return;
-	ann_output_call(p, f->id, f->epoch == ann_output_epoch() ? f->slot : -1, buf, len);
+	ann_output_call(p, f->id, slot, buf, len);
 	atomic_fetch_add_explicit(&p->recorded, 1, memory_order_relaxed);
 }
 
