@@ -33,6 +33,14 @@ static uint64_t nonce;
 static _Atomic uint64_t epoch;
 static _Atomic uint64_t period_end_ns;
 
+static uint64_t clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 int ann_output_fd(void)
 {
 	return out_fd;
@@ -223,6 +231,7 @@ static void flush_thread(struct ann_thread *t, bool wait)
 	}
 	len = atomic_load_explicit(&t->out_len, memory_order_acquire);
 	if (len && out_fd >= 0) {
+		/* the owner flushes inside ann_on_exit, whose own time is measured */
 		write_all(t->out, len);
 		atomic_store_explicit(&t->out_len, 0, memory_order_release);
 	}
@@ -355,11 +364,15 @@ static void reservoir_write(struct ann_probe *p)
 	atomic_fetch_add(&p->calls, atomic_exchange(&r->seen, 0));
 }
 
-/* A period ended: write every reservoir, start the next one. */
+/* A period ended: write every reservoir, start the next one (probe time too). */
 static void flip_period(uint64_t now, uint64_t end)
 {
+	struct ann_thread *t = ann_thread_current();
+	uint64_t t0;
+
 	if (!atomic_compare_exchange_strong(&period_end_ns, &end, now + ann_plan.period_ns))
 		return; /* another thread flips it */
+	t0 = clock_ns();
 	atomic_fetch_add(&epoch, 1);
 	for (uint32_t i = 0; i < ann_plan.n_probes; i++) {
 		struct ann_probe *p = &ann_plan.probes[i];
@@ -370,6 +383,8 @@ static void flip_period(uint64_t now, uint64_t end)
 		reservoir_write(p);
 		unlock(&p->res);
 	}
+	if (t)
+		t->overhead_ns += clock_ns() - t0;
 }
 
 static uint64_t xorshift(uint64_t *s)
