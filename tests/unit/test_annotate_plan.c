@@ -161,6 +161,7 @@ static void write_and_read_back(void **state)
 	assert_int_equal(rt.probes[1].n_features, 2);
 	assert_int_equal(rt.probes[1].n_ops, 3);
 	assert_memory_equal(rt.probes[1].ops, ops, sizeof(ops));
+	ann_plan_free(&rt);
 	annotate_plan_free(&plan);
 	unlink(path);
 }
@@ -175,6 +176,7 @@ static int load_text(const char *text)
 	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
 	close(fd);
 	rc = ann_plan_load(path, &rt);
+	ann_plan_free(&rt);
 	unlink(path);
 	return rc;
 }
