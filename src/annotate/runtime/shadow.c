@@ -27,7 +27,6 @@
 #include <unistd.h>
 
 #include "annotate/runtime/runtime.h"
-#include "annotate/runtime/metrics_internal.h"
 #include "annotate/runtime/shadow.h"
 
 static __thread struct ann_thread *self __attribute__((tls_model("initial-exec")));
@@ -38,11 +37,10 @@ static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
 /*
  * The probe's own time (spec §7.3 item 3). The handlers' work around the
- * measured span of a recorded call is timed at every call with the metrics'
- * clock (calibrated TSC where the kernel trusts it; the instrumentation-time
- * accounting of the dissertation, and the span's own end points when time is
- * recorded); what cannot be timed that way is calibrated once at start-up
- * on a probed function of this library: the trampolines
+ * measured span of a recorded call is timed at every call with the TSC (the
+ * instrumentation-time accounting of the dissertation); what cannot be timed
+ * that way is calibrated once at start-up on a probed function of this
+ * library: the trampolines and the metric reads at the span's edges
  * (cost_unmeasured_ns), the part of the probe inside a call's own span
  * (cost_inside_ns), and a call the rate does not sample (cost_skip_ns).
  */
@@ -50,16 +48,19 @@ static uint64_t cost_unmeasured_ns, cost_inside_ns, cost_skip_ns;
 
 static int calibration_clock(void);
 
+static double ns_per_tick; /* calibrated at start-up against CLOCK_MONOTONIC */
+
 /*
- * An entry's own work, from clock_in to `until` (the start snapshot's time,
- * when time is recorded: the same clock), is probe time for the enclosing
- * calls, not for this one.
+ * The handlers' windows are timed with the bare TSC (a few ns per read; only
+ * differences within one handler are taken, converted once); a difference
+ * that is not small (a migration to a CPU whose TSC disagrees, a preemption)
+ * counts as nothing rather than as garbage.
  */
-static void timed_entry(struct ann_thread *t, struct ann_frame *f, uint64_t clock_in,
-			uint64_t until)
+static uint64_t window_ns(uint64_t tsc_from)
 {
-	t->overhead_ns += until > clock_in ? until - clock_in : 0;
-	f->overhead0 = t->overhead_ns;
+	uint64_t d = __builtin_ia32_rdtsc() - tsc_from, ns = (uint64_t)((double)d * ns_per_tick);
+
+	return ns < 1000000 ? ns : 0;
 }
 
 static void thread_destructor(void *arg)
@@ -124,7 +125,7 @@ void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs)
 	struct ann_thread *t = ann_thread_get();
 	uintptr_t sp = (uintptr_t)regs->gpr[7];
 	struct ann_frame *f;
-	uint64_t clock_in;
+	uint64_t tsc_in;
 	int slot;
 
 	if (!t || t->busy || t->disabled) {
@@ -154,7 +155,7 @@ void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs)
 		atomic_fetch_add_explicit(&p->calls, 1, memory_order_relaxed);
 		slot = -1;
 	}
-	clock_in = ann_clock_ns();
+	tsc_in = __builtin_ia32_rdtsc();
 	drop_dead(t, sp);
 	if (t->depth == ANN_SHADOW_DEPTH || t->values_top + p->n_features > ANN_THREAD_VALUES) {
 		atomic_fetch_add(&p->dropped_depth, 1);
@@ -186,12 +187,11 @@ void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs)
 	*(uintptr_t *)sp = ann_exit_trampoline;
 	t->depth++;
 	t->busy = 0;
-	if (!(ann_plan.metrics & ANN_METRIC_BIT(ANN_TIME)))
-		timed_entry(t, f, clock_in, ann_clock_ns());
+	/* this entry's work is probe time for the enclosing calls, not for this one */
+	t->overhead_ns += window_ns(tsc_in);
+	f->overhead0 = t->overhead_ns;
 	/* last, so that the measured span holds as little of the probe as possible */
 	ann_metrics_read(&f->start, ann_plan.metrics);
-	if (ann_plan.metrics & ANN_METRIC_BIT(ANN_TIME))
-		timed_entry(t, f, clock_in, f->start.v[ANN_TIME]);
 }
 
 /* The frame the returning call owns: the innermost one keyed by sp. */
@@ -247,12 +247,12 @@ uintptr_t ann_on_exit(uintptr_t sp_after_ret)
 	struct ann_metrics_snapshot end;
 	struct ann_thread *t = self;
 	struct ann_frame *f;
-	uint64_t clock_in;
+	uint64_t tsc_in;
 	uintptr_t ret;
 	int busy;
 
 	ann_metrics_read(&end, ann_plan.metrics);
-	clock_in = ann_plan.metrics & ANN_METRIC_BIT(ANN_TIME) ? end.v[ANN_TIME] : ann_clock_ns();
+	tsc_in = __builtin_ia32_rdtsc();
 	busy = t->busy;
 	t->busy = 1;
 	f = frame_for(t, sp_after_ret - 8);
@@ -269,7 +269,7 @@ uintptr_t ann_on_exit(uintptr_t sp_after_ret)
 		record_call(t, f, &end);
 	t->values_top = f->values_at;
 	t->depth--;
-	t->overhead_ns += ann_clock_ns() - clock_in + cost_unmeasured_ns;
+	t->overhead_ns += window_ns(tsc_in) + cost_unmeasured_ns;
 	t->busy = busy;
 	return ret;
 }
@@ -371,6 +371,17 @@ static uint64_t loop_ns(int n)
 	return now_ns() - t0;
 }
 
+static void calibrate_tsc(void)
+{
+	uint64_t t0 = now_ns(), c0 = __builtin_ia32_rdtsc(), t1, c1;
+
+	do {
+		t1 = now_ns();
+		c1 = __builtin_ia32_rdtsc();
+	} while (t1 - t0 < 2000000);
+	ns_per_tick = c1 > c0 ? (double)(t1 - t0) / (double)(c1 - c0) : 0;
+}
+
 static uint64_t median(uint64_t *v, int n)
 {
 	qsort(v, (size_t)n, sizeof(v[0]), cmp_u64);
@@ -392,6 +403,7 @@ void ann_calibrate(void)
 	uint32_t rate = ann_plan.rate_n;
 	char why[128];
 
+	calibrate_tsc();
 	if (!t)
 		return;
 	for (int r = 0; r < ROUNDS; r++)
