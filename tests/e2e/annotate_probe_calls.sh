@@ -114,6 +114,12 @@ check "dlopen: lib_work calls" 10 "$(calls "$tmp/d/record" lib_work)"
 "$lever" cc --annotate --no-stack-pads -O2 -g -o "$tmp/cc_calls" "$src/tests/programs/annotate/probe_calls.c"
 "$lever" annotate record --rate=all -f fib -o "$tmp/cc" -- "$tmp/cc_calls" 2 >/dev/null 2>&1
 check "lever cc --annotate: sled probe" sled "$(probe_kind "$tmp/cc/record" fib)"
+# with -fcf-protection the sled follows the endbr64
+"$lever" cc --annotate --no-stack-pads -fcf-protection -O2 -g -o "$tmp/cc_cet" \
+	"$src/tests/programs/annotate/probe_calls.c"
+"$lever" annotate record --rate=all -f fib -f leaf -o "$tmp/cet" -- "$tmp/cc_cet" 2 >"$tmp/out" 2>&1
+check "endbr64 + sled: sled probe" sled "$(probe_kind "$tmp/cet/record" leaf)"
+check "endbr64 + sled: fib calls" "$("$tmp/cc_cet" 2 | awk '{ print $6 }')" "$(calls "$tmp/cet/record" fib)"
 
 # -- a module rebuilt after planning is refused by its build ID, not patched
 "$lever" annotate record --rate=all -f fib -o "$tmp/b" -- "$dir/probe_calls" 1 >/dev/null 2>&1
