@@ -84,6 +84,11 @@ if [ -e /sys/bus/event_source/devices/uprobe/type ] &&
 	check "uprobe: fib's parents" 0 "$(parents_within "$r" fib fib 0)"
 	check "uprobe: leaf's parents" 0 "$(parents_within "$r" leaf fib tail)"
 	grep -q "uprobe cost: [0-9]* ns per call" "$tmp/err"
+	"$lever" annotate record --rate=5/3600s --probe=uprobe -f fib -o "$tmp/ur" -- "$dir/probe_calls" 10 \
+		>/dev/null 2>&1
+	check "uprobe, rate 5/3600s: fib recorded" 5 "$(calls "$tmp/ur/record" fib)"
+	check "uprobe, rate 5/3600s: fib calls counted" "$(awk '{ print $6 }' "$tmp/plain")" \
+		"$(probe_stat "$tmp/ur/record" fib calls)"
 else
 	skip_uprobe=1
 fi
