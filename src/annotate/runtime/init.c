@@ -51,17 +51,19 @@ static void install_signal_flush(void)
 	}
 }
 
-static void at_exit(void)
+/*
+ * At exit: a destructor of this library, which runs after the program's own
+ * destructors and atexit handlers (it was loaded, and initialised, before
+ * the program). From here on lines are written as they are made.
+ */
+__attribute__((destructor)) static void at_exit(void)
 {
-	struct ann_thread *t = ann_thread_current();
-
-	if (t)
-		t->busy = 1; /* no more probes on this thread: destructors may still call them */
+	if (!active)
+		return;
 	ann_output_flush_all();
+	ann_output_set_direct();
 	ann_uprobe_finish();
 	ann_output_summary();
-	if (t)
-		t->busy = 0;
 }
 
 static void before_fork(void)
@@ -103,6 +105,5 @@ __attribute__((constructor)) static void ann_init(void)
 	active = true;
 	ann_install_probes();
 	pthread_atfork(before_fork, NULL, after_fork_child);
-	atexit(at_exit);
 	install_signal_flush();
 }

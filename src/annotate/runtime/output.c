@@ -170,7 +170,7 @@ size_t ann_format_call(char *buf, size_t size, const struct ann_probe *p, uint64
 		else
 			put_u64(&o, delta->v[m]);
 	}
-	for (uint32_t i = 0; i < p->n_features; i++) {
+	for (uint32_t i = 0; values && i < p->n_features; i++) {
 		put(&o, " ", 1);
 		put_u64(&o, i);
 		put(&o, "=", 1);
@@ -200,10 +200,21 @@ void ann_output_flush_thread(void)
 		flush_thread(t);
 }
 
+static bool direct; /* after the last flush at exit: no more buffering */
+
+void ann_output_set_direct(void)
+{
+	direct = true;
+}
+
 static void buffer_line(struct ann_thread *t, const char *line, size_t len)
 {
 	uint32_t at = atomic_load_explicit(&t->out_len, memory_order_relaxed);
 
+	if (direct) {
+		write_all(line, len);
+		return;
+	}
 	if (at + len > sizeof(t->out)) {
 		flush_thread(t);
 		at = 0;
@@ -282,7 +293,8 @@ static void reservoir_write(struct ann_probe *p)
 		r->line_len[s] = 0;
 		r->owner[s] = 0;
 	}
-	atomic_store(&r->seen, 0);
+	/* with a rate the reservoir's count is the count of calls */
+	atomic_fetch_add(&p->calls, atomic_exchange(&r->seen, 0));
 }
 
 /* A period ended: write every reservoir, start the next one. */
@@ -327,7 +339,9 @@ int ann_sample_decide(struct ann_probe *p, uint64_t now)
 	k = atomic_fetch_add_explicit(&p->res.seen, 1, memory_order_relaxed) + 1;
 	if (k <= ann_plan.rate_n)
 		return (int)(k - 1);
-	k = xorshift(&t->rng) % k;
+	/* uniform in [0, k): a multiply instead of a division */
+	k = k < (1ull << 32) ? (uint64_t)(uint32_t)xorshift(&t->rng) * k >> 32
+			     : xorshift(&t->rng) % k;
 	return k < ann_plan.rate_n ? (int)k : -1;
 }
 

@@ -143,6 +143,8 @@ void ann_output_flush_thread(void);
 /* Write every reservoir's lines and this thread's buffer (exit, exec, fatal signals). */
 void ann_output_flush_all(void);
 void ann_output_after_fork_child(void);
+/* From now on every line is written as it is made (the end of the run). */
+void ann_output_set_direct(void);
 /* The summary at exit (probes installed, calls, recorded, dropped). */
 void ann_output_summary(void);
 int ann_output_fd(void);

@@ -108,12 +108,26 @@ void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs)
 		return;
 	}
 	t->busy = 1;
-	atomic_fetch_add_explicit(&p->calls, 1, memory_order_relaxed);
-	slot = ann_plan.rate_n ? ann_sample_decide(p, now_coarse_ns()) : -1;
-	if (ann_plan.rate_n && slot < 0) {
-		t->overhead_ns += cost_skip_ns;
-		t->busy = 0;
-		return;
+	if (ann_plan.rate_n) {
+		/*
+		 * The common case, a call not sampled, stays cheap: one atomic
+		 * increment (the reservoir's count, which also counts the calls),
+		 * a multiply, and the clock only every 256 calls of the thread
+		 * (a period ends that much late at most).
+		 */
+		if (--t->clock_countdown <= 0) {
+			t->clock_countdown = 256;
+			t->now = now_coarse_ns();
+		}
+		slot = ann_sample_decide(p, t->now);
+		if (slot < 0) {
+			t->overhead_ns += cost_skip_ns;
+			t->busy = 0;
+			return;
+		}
+	} else {
+		atomic_fetch_add_explicit(&p->calls, 1, memory_order_relaxed);
+		slot = -1;
 	}
 	drop_dead(t, sp);
 	if (t->depth == ANN_SHADOW_DEPTH || t->values_top + p->n_features > ANN_THREAD_VALUES) {

@@ -37,6 +37,8 @@ struct ann_thread {
 	uint32_t counter;     /* ids of this thread */
 	uint64_t rng;	      /* reservoir draws */
 	uint64_t overhead_ns; /* probe time spent on this thread so far */
+	int clock_countdown;  /* calls until the clock is read again (rates) */
+	uint64_t now;	      /* CLOCK_MONOTONIC_COARSE as last read */
 	uint32_t depth;
 	uint32_t values_top;
 	_Atomic uint32_t out_len; /* bytes of whole lines in out */
