@@ -188,6 +188,72 @@ int annotate_plan_features(const char *module_path, uint64_t func_offset, const 
 			   unsigned max_depth, unsigned max_features,
 			   struct annotate_feature_plan *out, char *err, size_t err_size);
 void annotate_feature_plan_free(struct annotate_feature_plan *p);
+/* ------------------------------------------------------------ record planning (issue 15,
+ * ann-probe) */
+
+/*
+ * What `lever annotate record` plans before it runs the program
+ * (doc/formats/annotate-plan.md): the modules (program, shared libraries) and
+ * in them the functions to probe, by file address and size, each with its
+ * feature program (planned from DWARF where the module has it).
+ */
+struct annotate_plan_module {
+	char *path;	    /* canonical absolute path */
+	char build_id[130]; /* hex; "" when the file has none */
+	bool has_symtab;    /* not stripped */
+	bool has_debug;	    /* DWARF found (in the file or a debug file) */
+};
+
+struct annotate_plan_function {
+	char *name;    /* the symbol (mangled for C++) */
+	char *display; /* as the record names it: the demangled signature, or the C name */
+	uint32_t module;
+	uint64_t addr, size; /* file address (st_value) and size */
+	void *ops;	     /* the feature program: n_ops struct ann_op (runtime/features.h) */
+	uint32_t n_ops;
+	uint32_t n_features;
+	char **feature_expr; /* per feature: the program's expression */
+	int *feature_kind;   /* per feature: enum annotate_feature_kind */
+};
+
+struct annotate_plan {
+	char *program; /* canonical path of the main program */
+	size_t n_modules, n_functions;
+	struct annotate_plan_module *modules;
+	struct annotate_plan_function *functions;
+};
+
+struct annotate_plan_settings {
+	const char *record; /* absolute path of the record the runtime appends to */
+	unsigned metrics;   /* bit per enum annotate_metric */
+	uint32_t rate_n;    /* calls recorded per period per symbol; 0: every call */
+	uint64_t period_ms;
+	const char *probe; /* auto, sled, live, uprobe */
+	unsigned max_depth, max_features;
+};
+
+/* Start a plan for program (as exec would run it). */
+int annotate_plan_init(struct annotate_plan *plan, const char *program, char *err, size_t err_size);
+/*
+ * Add the functions matching spec: a C name, a mangled C++ name, a demangled
+ * C++ name with or without its parameters, or a glob of any of these;
+ * `LIB:SPEC` for a shared library (a path, or a file name looked up as the
+ * dynamic loader would, globs allowed). Returns the number of functions
+ * added (> 0) or a negative error with the reason in err.
+ */
+int annotate_plan_add(struct annotate_plan *plan, const char *spec, char *err, size_t err_size);
+/*
+ * Plan the features of every function (annotate_plan_features of the feature
+ * planner, where linked in), at most max_depth dereferences and max_features
+ * per variable. Modules without DWARF get none; *notes says so, once each.
+ */
+int annotate_plan_all_features(struct annotate_plan *plan, unsigned max_depth,
+			       unsigned max_features, FILE *notes);
+int annotate_plan_write(const struct annotate_plan *plan, const struct annotate_plan_settings *s,
+			const char *path, char *err, size_t err_size);
+void annotate_plan_free(struct annotate_plan *plan);
+/* The demangled form of a C++ symbol (malloc'ed), or NULL when it is not one. */
+char *annotate_demangle(const char *symbol);
 
 /* ------------------------------------------------------------ the annotation language */
 

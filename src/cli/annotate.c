@@ -2,7 +2,7 @@
 /*
  * lever annotate derive / check / predict / synth: Freud's analysis half
  * (spec/freud.md §3, §4.3; doc/annotate.md). Parses options, calls
- * src/annotate, prints. The recording half (`record`) is issue 15.
+ * src/annotate, prints. The recording half (`record`) is annotate_record.c.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -20,6 +20,10 @@
 /* CLI_UINT writes uint64_t; the analysis's counts are size_t, the same type here. */
 _Static_assert(_Generic((size_t)0, uint64_t : 1, default : 0), "size_t is not uint64_t");
 
+/* annotate_record.c */
+int cmd_annotate_record(int argc, char **argv);
+
+#define RECORD_USAGE "lever annotate record -f SYMBOL... [OPTIONS] -- PROGRAM [ARGS...]"
 #define DERIVE_USAGE                                                                               \
 	"lever annotate derive RECORD [-f SYMBOL]... [--metric M] [--json]\n"                      \
 	"                             [--html FILE] [OPTIONS]"
@@ -35,12 +39,14 @@ static const char annotate_description[] =
     "Probabilistic performance annotations (Freud): how a function's cost depends on\n"
     "its inputs. RECORD is an annotate record (doc/formats/annotate-record.md).\n";
 
-static const char annotate_overview[] = "usage: " DERIVE_USAGE "\n"
+static const char annotate_overview[] = "usage: " RECORD_USAGE "\n"
+					"       " DERIVE_USAGE "\n"
 					"       " CHECK_USAGE "\n"
 					"       " PREDICT_USAGE "\n"
 					"       " SYNTH_USAGE "\n";
 
 static const char annotate_subcommands[] =
+    "record:  run a program, recording calls of chosen functions (metrics, features)\n"
     "derive:  one annotation per symbol, in the annotation language (doc/annotate.md)\n"
     "check:   the record's calls against the annotations, a test per scope\n"
     "predict: the distribution of the metric for the given feature values\n"
@@ -590,11 +596,8 @@ int cmd_annotate(int argc, char **argv)
 		return cmd_predict(argc - 1, argv + 1);
 	if (strcmp(argv[1], "synth") == 0)
 		return cmd_synth(argc - 1, argv + 1);
-	if (strcmp(argv[1], "record") == 0) {
-		fprintf(stderr, "lever annotate record: not built yet (issue 15); records can be "
-				"written with the writer API or `lever annotate synth`\n");
-		return EXIT_USAGE;
-	}
+	if (strcmp(argv[1], "record") == 0)
+		return cmd_annotate_record(argc - 1, argv + 1);
 	fprintf(stderr,
 		"lever annotate: unknown subcommand '%s'\nRun 'lever annotate --help' for usage.\n",
 		argv[1]);

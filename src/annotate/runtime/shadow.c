@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * Entry and exit of instrumented calls (spec/freud.md §7.3 items 2-3, §7.6
+ * "Agent: per-thread state and handlers"): a per-thread shadow stack of the
+ * calls in progress. At a sampled entry the real return address is saved on
+ * it and replaced by the exit trampoline's, so the exit is seen whichever
+ * `ret` the function leaves by, including the `ret` of a function it
+ * tail-called.
+ *
+ * Frames are keyed by the stack pointer at entry (the address of the return
+ * address). A call whose frame is gone without returning (longjmp,
+ * siglongjmp, an exception caught above it) has a key below the current
+ * stack pointer: such frames are dropped, not recorded, at the next entry or
+ * exit. Equal keys are a tail call (the callee's return address slot is the
+ * caller's), so they stay and unwind in order.
+ *
+ * A signal that lands while this thread is inside a handler here (`busy`)
+ * gets no probes in its handler: that keeps the stack consistent without
+ * blocking signals. C++ exceptions: see interpose_unwind.c.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "annotate/runtime/runtime.h"
+#include "annotate/runtime/shadow.h"
+
+static __thread struct ann_thread *self __attribute__((tls_model("initial-exec")));
+static _Atomic uint32_t next_slot;
+struct ann_thread *ann_threads[ANN_MAX_THREADS];
+static pthread_key_t thread_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+
+/* calibrated own cost, ns: of a whole probed call, and of its part inside the measured span */
+static uint64_t cost_full_ns, cost_inside_ns, cost_skip_ns;
+
+static void thread_destructor(void *arg)
+{
+	(void)arg;
+	ann_thread_end();
+}
+
+static void make_key(void)
+{
+	pthread_key_create(&thread_key, thread_destructor);
+}
+
+struct ann_thread *ann_thread_get(void)
+{
+	struct ann_thread *t = self;
+	uint32_t slot;
+
+	if (t)
+		return t;
+	t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (t == MAP_FAILED)
+		return NULL;
+	slot = atomic_fetch_add(&next_slot, 1);
+	t->slot = slot;
+	t->rng = 0x9e3779b97f4a7c15ull ^ ((uint64_t)slot << 32) ^ (uint64_t)(uintptr_t)t;
+	if (slot < ANN_MAX_THREADS)
+		ann_threads[slot] = t;
+	self = t;
+	pthread_once(&key_once, make_key);
+	pthread_setspecific(thread_key, t);
+	return t;
+}
+
+struct ann_thread *ann_thread_current(void)
+{
+	return self;
+}
+
+static uint64_t now_coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Frames whose key is below sp belong to calls that can no longer return. */
+static void drop_dead(struct ann_thread *t, uintptr_t sp)
+{
+	while (t->depth && t->frames[t->depth - 1].sp < sp) {
+		struct ann_frame *f = &t->frames[t->depth - 1];
+
+		atomic_fetch_add(&f->probe->dropped_unwound, 1);
+		t->values_top = f->values_at;
+		t->depth--;
+	}
+}
+
+void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs)
+{
+	struct ann_thread *t = ann_thread_get();
+	uintptr_t sp = (uintptr_t)regs->gpr[7];
+	struct ann_frame *f;
+	int slot;
+
+	if (!t || t->busy || t->disabled) {
+		if (t && t->busy)
+			atomic_fetch_add(&p->dropped_busy, 1);
+		return;
+	}
+	t->busy = 1;
+	atomic_fetch_add_explicit(&p->calls, 1, memory_order_relaxed);
+	slot = ann_plan.rate_n ? ann_sample_decide(p, now_coarse_ns()) : -1;
+	if (ann_plan.rate_n && slot < 0) {
+		t->overhead_ns += cost_skip_ns;
+		t->busy = 0;
+		return;
+	}
+	drop_dead(t, sp);
+	if (t->depth == ANN_SHADOW_DEPTH || t->values_top + p->n_features > ANN_THREAD_VALUES) {
+		atomic_fetch_add(&p->dropped_depth, 1);
+		t->overhead_ns += cost_skip_ns;
+		t->busy = 0;
+		return;
+	}
+	f = &t->frames[t->depth];
+	f->sp = sp;
+	f->ret = *(uintptr_t *)sp;
+	f->probe = p;
+	f->id = ann_next_id();
+	f->parent = t->depth ? t->frames[t->depth - 1].id : 0;
+	f->slot = slot;
+	f->epoch = ann_output_epoch();
+	f->armed = true;
+	f->values_at = t->values_top;
+	if (slot >= 0)
+		ann_reservoir_claim(p, slot, f->id);
+	if (p->n_ops) {
+		double *v = &t->values[t->values_top];
+
+		if (ann_features_eval(p->ops, p->n_ops, regs, ann_plan.modules[p->module].load_bias,
+				      v, p->n_features))
+			for (uint32_t i = 0; i < p->n_features; i++)
+				v[i] = __builtin_nan("");
+	}
+	t->values_top += p->n_features;
+	*(uintptr_t *)sp = ann_exit_trampoline;
+	t->depth++;
+	f->overhead0 = t->overhead_ns;
+	t->busy = 0;
+	/* last, so that the measured span holds as little of the probe as possible */
+	ann_metrics_read(&f->start, ann_plan.metrics);
+}
+
+/* The frame the returning call owns: the innermost one keyed by sp. */
+static struct ann_frame *frame_for(struct ann_thread *t, uintptr_t sp)
+{
+	drop_dead(t, sp);
+	if (t->depth && t->frames[t->depth - 1].sp == sp)
+		return &t->frames[t->depth - 1];
+	return NULL;
+}
+
+static void record_call(struct ann_thread *t, struct ann_frame *f,
+			const struct ann_metrics_snapshot *end)
+{
+	struct ann_probe *p = f->probe;
+	struct ann_metrics_snapshot d;
+	uint64_t own = t->overhead_ns - f->overhead0 + cost_inside_ns;
+	char line[ANN_LINE_STACK];
+	char *buf = line;
+	size_t len, cap = sizeof(line);
+
+	for (int m = 0; m < ANN_N_METRICS; m++)
+		d.v[m] = end->v[m] >= f->start.v[m] ? end->v[m] - f->start.v[m] : 0;
+	/* the probe's own time, ours and that of the probed calls inside, is not the function's */
+	for (int m = ANN_TIME; m <= ANN_CPU; m++)
+		d.v[m] = d.v[m] > own ? d.v[m] - own : 0;
+	if (p->line_max > cap) {
+		buf = ann_thread_scratch(t, p->line_max);
+		cap = p->line_max;
+	}
+	len = ann_format_call(buf, cap, p, f->id, f->parent, &d, &t->values[f->values_at]);
+	if (t->calibrating)
+		return;
+	ann_output_call(p, f->id, f->epoch == ann_output_epoch() ? f->slot : -1, buf, len);
+	atomic_fetch_add_explicit(&p->recorded, 1, memory_order_relaxed);
+}
+
+uintptr_t ann_on_exit(uintptr_t sp_after_ret)
+{
+	struct ann_metrics_snapshot end;
+	struct ann_thread *t = self;
+	struct ann_frame *f;
+	uintptr_t ret;
+	int busy;
+
+	ann_metrics_read(&end, ann_plan.metrics);
+	busy = t->busy;
+	t->busy = 1;
+	f = frame_for(t, sp_after_ret - 8);
+	if (!f) {
+		/* cannot happen unless the stack was switched under us: nowhere to return */
+		static const char msg[] = "lever annotate: shadow stack lost its frame; aborting\n";
+
+		if (write(2, msg, sizeof(msg) - 1) < 0)
+			abort();
+		abort();
+	}
+	ret = f->ret;
+	if (!t->disabled)
+		record_call(t, f, &end);
+	t->values_top = f->values_at;
+	t->depth--;
+	t->overhead_ns += cost_full_ns;
+	t->busy = busy;
+	return ret;
+}
+
+void ann_shadow_restore_all(void)
+{
+	struct ann_thread *t = self;
+
+	if (!t)
+		return;
+	for (uint32_t i = t->depth; i-- > 0;) {
+		struct ann_frame *f = &t->frames[i];
+
+		if (f->armed) {
+			*(uintptr_t *)f->sp = f->ret;
+			f->armed = false;
+		}
+	}
+}
+
+void ann_shadow_rearm(uintptr_t sp)
+{
+	struct ann_thread *t = self;
+
+	if (!t)
+		return;
+	t->busy = 1;
+	drop_dead(t, sp);
+	for (uint32_t i = 0; i < t->depth; i++) {
+		struct ann_frame *f = &t->frames[i];
+
+		if (!f->armed) {
+			*(uintptr_t *)f->sp = ann_exit_trampoline;
+			f->armed = true;
+		}
+	}
+	t->busy = 0;
+}
+
+void ann_thread_end(void)
+{
+	struct ann_thread *t = self;
+
+	if (!t)
+		return;
+	/*
+	 * pthread_exit or a cancellation from inside probed calls: they never
+	 * return, so they are not recorded; what is buffered is written.
+	 */
+	t->busy = 1;
+	for (uint32_t i = 0; i < t->depth; i++)
+		atomic_fetch_add(&t->frames[i].probe->dropped_unwound, 1);
+	t->depth = 0;
+	ann_output_flush_thread();
+	t->disabled = 1;
+	t->busy = 0;
+}
+
+/* ------------------------------------------------------------ calibration */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The probe's own cost, measured once at start-up by running the entry and
+ * exit handlers on a frame of our own (nothing is recorded: the thread is
+ * `calibrating` meanwhile: lines are formatted, not written): the median over rounds of the time
+ * per pair, and of the part that lands between the two metric reads (what a probed empty function
+ * would report). Calls that are not sampled cost an entry only.
+ */
+void ann_calibrate(void)
+{
+	enum { ROUNDS = 15, PER = 200 };
+	uint64_t full[ROUNDS], inside[ROUNDS], skip[ROUNDS];
+	struct ann_probe probe = {.name = "calibration"};
+	struct ann_thread *t = ann_thread_get();
+	uint32_t rate = ann_plan.rate_n;
+
+	if (!t)
+		return;
+	t->calibrating = 1;
+	for (int r = 0; r < ROUNDS; r++) {
+		uint64_t t0, in = 0;
+
+		t0 = now_ns();
+		for (int i = 0; i < PER; i++) {
+			struct ann_entry_regs regs;
+			uintptr_t slot[2] = {0x1234, 0};
+			struct ann_metrics_snapshot end;
+
+			regs.gpr[7] = (uint64_t)(uintptr_t)&slot[0];
+			ann_plan.rate_n = 0;
+			ann_on_entry(&probe, &regs);
+			ann_metrics_read(&end, ann_plan.metrics);
+			in += end.v[ANN_TIME] - t->frames[t->depth - 1].start.v[ANN_TIME];
+			ann_on_exit((uintptr_t)&slot[1]);
+		}
+		full[r] = (now_ns() - t0) / PER;
+		inside[r] = in / PER;
+		ann_plan.rate_n = 1;
+		probe.res.seen = 1u << 30; /* a full reservoir: almost every call is skipped */
+		t0 = now_ns();
+		for (int i = 0; i < PER; i++) {
+			struct ann_entry_regs regs;
+			uintptr_t slot[2] = {0x1234, 0};
+
+			regs.gpr[7] = (uint64_t)(uintptr_t)&slot[0];
+			ann_on_entry(&probe, &regs);
+			if (t->depth)
+				ann_on_exit((uintptr_t)&slot[1]);
+		}
+		skip[r] = (now_ns() - t0) / PER;
+	}
+	ann_plan.rate_n = rate;
+	t->overhead_ns = 0;
+	t->calibrating = 0;
+	qsort(full, ROUNDS, sizeof(full[0]), cmp_u64);
+	qsort(inside, ROUNDS, sizeof(inside[0]), cmp_u64);
+	qsort(skip, ROUNDS, sizeof(skip[0]), cmp_u64);
+	cost_full_ns = full[ROUNDS / 2];
+	cost_inside_ns = inside[ROUNDS / 2];
+	cost_skip_ns = skip[ROUNDS / 2];
+	if (ann_verbose)
+		ann_msg("probe cost: %llu ns per recorded call (%llu inside its span), %llu ns "
+			"per call not sampled",
+			(unsigned long long)cost_full_ns, (unsigned long long)cost_inside_ns,
+			(unsigned long long)cost_skip_ns);
+}
