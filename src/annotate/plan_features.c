@@ -1375,6 +1375,7 @@ static bool dwarf_entry_place(Dwarf_Die *param, Dwarf_Die *fn, Dwarf_Addr entry,
 
 struct lookup {
 	uint64_t pc;
+	Dwarf_Addr entry; /* of the function found */
 	const char *symbol;
 	Dwarf_Die found;
 	bool have;
@@ -1410,6 +1411,28 @@ static int name_quality(Dwarf_Die *fn, const char *symbol)
 	return 0;
 }
 
+/*
+ * Whether a subprogram has code, and its entry: DW_AT_entry_pc or low_pc;
+ * for a function split in several ranges (GCC's hot/cold partitions) the
+ * range starting at `want` if one does, else the first range listed (the
+ * lowest address may be the cold part, placed before .text).
+ */
+static bool function_entry(Dwarf_Die *fn, uint64_t want, Dwarf_Addr *entry)
+{
+	Dwarf_Addr base, start, end;
+	ptrdiff_t off = 0;
+	bool any = false;
+
+	if (dwarf_entrypc(fn, entry) == 0)
+		return true;
+	while ((off = dwarf_ranges(fn, off, &base, &start, &end)) > 0) {
+		if (!any || (want && start == want))
+			*entry = start;
+		any = true;
+	}
+	return any;
+}
+
 static void lookup_in(struct lookup *l, Dwarf_Die *parent, unsigned depth)
 {
 	Dwarf_Die c;
@@ -1424,9 +1447,10 @@ static void lookup_in(struct lookup *l, Dwarf_Die *parent, unsigned depth)
 			lookup_in(l, &c, depth + 1);
 			continue;
 		}
-		if (tag != DW_TAG_subprogram || dwarf_entrypc(&c, &entry) != 0)
+		if (tag != DW_TAG_subprogram || !function_entry(&c, l->pc, &entry))
 			continue;
 		if (l->pc && entry == l->pc) {
+			l->entry = entry;
 			l->found = c;
 			l->have = true;
 			l->quality = 4;
@@ -1436,6 +1460,7 @@ static void lookup_in(struct lookup *l, Dwarf_Die *parent, unsigned depth)
 			int q = name_quality(&c, l->symbol);
 
 			if (q > l->quality) {
+				l->entry = entry;
 				l->found = c;
 				l->have = true;
 				l->quality = q;
@@ -1480,15 +1505,13 @@ static bool has_parameters(Dwarf_Die *fn)
 	return false;
 }
 
-static void plan_parameters(struct builder *b, Dwarf_Die *fn)
+static void plan_parameters(struct builder *b, Dwarf_Die *fn, Dwarf_Addr entry)
 {
 	struct abi_state s = {0, 0, 0};
-	Dwarf_Addr entry = 0;
 	Dwarf_Die c, origin;
 	Dwarf_Attribute a;
 	Dwarf_Die *params_of = fn;
 
-	dwarf_entrypc(fn, &entry);
 	abi_return(&s, fn);
 	/* a concrete out-of-line copy may list no parameters of its own */
 	if (!has_parameters(fn) &&
@@ -1883,7 +1906,7 @@ int annotate_plan_features(const char *module_path, uint64_t func_offset, const 
 	}
 	struct builder b = {.dw = f.dw, .max_depth = max_depth, .max_features = max_features};
 
-	plan_parameters(&b, &l.found);
+	plan_parameters(&b, &l.found, l.entry);
 	plan_globals(&b, &cu);
 	for (size_t i = 0; i < b.n_classes; i++) {
 		free(b.classes[i].qualified);
