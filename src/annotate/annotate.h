@@ -203,7 +203,8 @@ int annotate_plan_init(struct annotate_plan *plan, const char *program, char *er
  * C++ name with or without its parameters, or a glob of any of these;
  * `LIB:SPEC` for a shared library (a path, or a file name looked up as the
  * dynamic loader would, globs allowed). Returns the number of functions
- * added (> 0) or a negative error with the reason in err.
+ * added (0 when every function it matches was planned already) or a
+ * negative error with the reason in err.
  */
 int annotate_plan_add(struct annotate_plan *plan, const char *spec, char *err, size_t err_size);
 /*

@@ -301,9 +301,9 @@ static int add_function(struct annotate_plan *plan, uint32_t module, const char 
 	return f->name && f->display ? 0 : -ENOMEM;
 }
 
-/* Functions of one symbol table matching spec; the count, or a negative error. */
+/* Functions of one symbol table matching spec, planned; the count, or a negative error. */
 static int scan_table(struct annotate_plan *plan, uint32_t module, Elf *elf, Elf_Scn *scn,
-		      const char *spec)
+		      const char *spec, bool *matched_planned)
 {
 	GElf_Shdr sh;
 	Elf_Data *data = elf_getdata(scn, NULL);
@@ -323,8 +323,13 @@ static int scan_table(struct annotate_plan *plan, uint32_t module, Elf *elf, Elf
 		if (is_cold_part(name))
 			continue;
 		dem = annotate_demangle(name);
-		if (!name_matches(spec, name, dem) || already_planned(plan, module, sym.st_value)) {
+		if (!name_matches(spec, name, dem)) {
 			free(dem);
+			continue;
+		}
+		if (already_planned(plan, module, sym.st_value)) {
+			free(dem); /* named twice, or an alias: one probe, still a match */
+			*matched_planned = true;
 			continue;
 		}
 		if (is_never_probed(name)) {
@@ -341,7 +346,7 @@ static int scan_table(struct annotate_plan *plan, uint32_t module, Elf *elf, Elf
 }
 
 static int scan_module(struct annotate_plan *plan, uint32_t module, const char *spec,
-		       bool *stripped)
+		       bool *stripped, bool *matched_planned)
 {
 	const char *path = plan->modules[module].path;
 	Elf_Scn *symtab, *dynsym;
@@ -360,9 +365,12 @@ static int scan_module(struct annotate_plan *plan, uint32_t module, const char *
 	dynsym = elf_section_by_name(elf, ".dynsym", NULL);
 	*stripped = !symtab;
 	if (symtab)
-		n = scan_table(plan, module, elf, symtab, spec);
-	if (n >= 0 && dynsym)
-		n += scan_table(plan, module, elf, dynsym, spec);
+		n = scan_table(plan, module, elf, symtab, spec, matched_planned);
+	if (n >= 0 && dynsym) {
+		int m = scan_table(plan, module, elf, dynsym, spec, matched_planned);
+
+		n = m < 0 ? m : n + m;
+	}
 	elf_end(elf);
 	close(fd);
 	return n;
@@ -388,7 +396,7 @@ int annotate_plan_add(struct annotate_plan *plan, const char *spec, char *err, s
 {
 	const char *colon = library_colon(spec), *name = colon ? colon + 1 : spec;
 	char lib[PATH_MAX];
-	bool stripped = false;
+	bool stripped = false, matched_planned = false;
 	int module = 0, n;
 
 	if (colon) {
@@ -411,7 +419,7 @@ int annotate_plan_add(struct annotate_plan *plan, const char *spec, char *err, s
 		snprintf(err, err_size, "%s: no function named", spec);
 		return -EINVAL;
 	}
-	n = scan_module(plan, (uint32_t)module, name, &stripped);
+	n = scan_module(plan, (uint32_t)module, name, &stripped, &matched_planned);
 	if (n == -EPERM) {
 		snprintf(err, err_size,
 			 "%s: '%s' is the C run-time's start-up or tear-down code, which is "
@@ -423,7 +431,7 @@ int annotate_plan_add(struct annotate_plan *plan, const char *spec, char *err, s
 		snprintf(err, err_size, "%s: %s", plan->modules[module].path, strerror(-n));
 		return n;
 	}
-	if (n == 0) {
+	if (n == 0 && !matched_planned) {
 		if (stripped)
 			snprintf(err, err_size,
 				 "%s: no function '%s' among its exported symbols, and it is "

@@ -70,7 +70,8 @@ check "live on a sled build: calls" "$("$dir/probe_calls_sled" 3 | awk '{ print 
 grep -q "fib: cannot use its sled: no -fpatchable-function-entry sled" "$tmp/err"
 
 # -- uprobes (time only): the same calls and parents, the kernel's trap cost measured
-if [ -e /sys/bus/event_source/devices/uprobe/type ]; then
+if [ -e /sys/bus/event_source/devices/uprobe/type ] &&
+	! grep -q "perf_event_open of a uprobe" "$tmp/err"; then
 	"$lever" annotate record -v --rate=all --probe=uprobe -f fib -f leaf -f tail -o "$tmp/u" -- \
 		"$dir/probe_calls" 10 >"$tmp/out" 2>"$tmp/err"
 	cmp "$tmp/plain" "$tmp/out"
@@ -83,6 +84,11 @@ if [ -e /sys/bus/event_source/devices/uprobe/type ]; then
 	check "uprobe: fib's parents" 0 "$(parents_within "$r" fib fib 0)"
 	check "uprobe: leaf's parents" 0 "$(parents_within "$r" leaf fib tail)"
 	grep -q "uprobe cost: [0-9]* ns per call" "$tmp/err"
+	"$lever" annotate record --rate=5/3600s --probe=uprobe -f fib -o "$tmp/ur" -- "$dir/probe_calls" 10 \
+		>/dev/null 2>&1
+	check "uprobe, rate 5/3600s: fib recorded" 5 "$(calls "$tmp/ur/record" fib)"
+	check "uprobe, rate 5/3600s: fib calls counted" "$(awk '{ print $6 }' "$tmp/plain")" \
+		"$(probe_stat "$tmp/ur/record" fib calls)"
 else
 	skip_uprobe=1
 fi
@@ -91,6 +97,17 @@ fi
 "$lever" annotate record --rate=5/3600s -f 'fi*' -o "$tmp/r" -- "$dir/probe_calls_sled" 10 >/dev/null 2>&1
 check "rate 5/3600s: fib recorded" 5 "$(calls "$tmp/r/record" fib)"
 check "rate 5/3600s: fib calls counted" "$nfib" "$(probe_stat "$tmp/r/record" fib calls)"
+
+# -- periods: 3 calls per millisecond at most, every call counted across the periods
+start=$(date +%s%N)
+"$lever" annotate record --rate=3/1ms -f work -o "$tmp/p" -- "$dir/probe_signals_sled" 20000 >/dev/null 2>&1
+ms=$((($(date +%s%N) - start) / 1000000))
+n=$(calls "$tmp/p/record" work)
+check "rate 3/1ms: every call counted" 20000 "$(probe_stat "$tmp/p/record" work calls)"
+if [ "$n" -lt 6 ] || [ "$n" -gt $((3 * (ms + 2))) ]; then
+	echo "FAIL: rate 3/1ms: $n calls recorded in $ms ms"; exit 1
+fi
+echo "ok: rate 3/1ms: $n calls recorded in $ms ms (several periods, at most 3 each)"
 
 # -- a library loaded with dlopen, named LIB:SYMBOL
 "$lever" annotate record --rate=all -f "$dir/libprobe_dl.so:lib_work" -o "$tmp/d" -- \
@@ -102,6 +119,12 @@ check "dlopen: lib_work calls" 10 "$(calls "$tmp/d/record" lib_work)"
 "$lever" cc --annotate --no-stack-pads -O2 -g -o "$tmp/cc_calls" "$src/tests/programs/annotate/probe_calls.c"
 "$lever" annotate record --rate=all -f fib -o "$tmp/cc" -- "$tmp/cc_calls" 2 >/dev/null 2>&1
 check "lever cc --annotate: sled probe" sled "$(probe_kind "$tmp/cc/record" fib)"
+# with -fcf-protection the sled follows the endbr64
+"$lever" cc --annotate --no-stack-pads -fcf-protection -O2 -g -o "$tmp/cc_cet" \
+	"$src/tests/programs/annotate/probe_calls.c"
+"$lever" annotate record --rate=all -f fib -f leaf -o "$tmp/cet" -- "$tmp/cc_cet" 2 >"$tmp/out" 2>&1
+check "endbr64 + sled: sled probe" sled "$(probe_kind "$tmp/cet/record" leaf)"
+check "endbr64 + sled: fib calls" "$("$tmp/cc_cet" 2 | awk '{ print $6 }')" "$(calls "$tmp/cet/record" fib)"
 
 # -- a module rebuilt after planning is refused by its build ID, not patched
 "$lever" annotate record --rate=all -f fib -o "$tmp/b" -- "$dir/probe_calls" 1 >/dev/null 2>&1

@@ -33,6 +33,14 @@ static uint64_t nonce;
 static _Atomic uint64_t epoch;
 static _Atomic uint64_t period_end_ns;
 
+static uint64_t clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 int ann_output_fd(void)
 {
 	return out_fd;
@@ -98,15 +106,31 @@ static void put(struct out *o, const char *s, size_t n)
 	o->p += n;
 }
 
+/* Two digits per division: formatting is most of the cost of a recorded call. */
+static const char digit_pairs[201] = "0001020304050607080910111213141516171819"
+				     "2021222324252627282930313233343536373839"
+				     "4041424344454647484950515253545556575859"
+				     "6061626364656667686970717273747576777879"
+				     "8081828384858687888990919293949596979899";
+
 static void put_u64(struct out *o, uint64_t v)
 {
-	char tmp[24];
-	int i = sizeof(tmp);
+	char tmp[24], *p = tmp + sizeof(tmp);
 
-	do
-		tmp[--i] = (char)('0' + v % 10);
-	while ((v /= 10));
-	put(o, tmp + i, sizeof(tmp) - (size_t)i);
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+
+		v /= 100;
+		p -= 2;
+		memcpy(p, digit_pairs + 2 * r, 2);
+	}
+	if (v >= 10) {
+		p -= 2;
+		memcpy(p, digit_pairs + 2 * v, 2);
+	} else {
+		*--p = (char)('0' + v);
+	}
+	put(o, p, (size_t)(tmp + sizeof(tmp) - p));
 }
 
 /* ns as µs with three decimals */
@@ -143,8 +167,13 @@ static void put_value(struct out *o, double v)
 	}
 }
 
-static const char *const metric_keys[ANN_N_METRICS] = {
-    "time", "cpu", "mem", "wait", "hold", "pfaults", "Pfaults", "cs",
+/* " key=" per metric, with its length */
+static const struct {
+	const char *text;
+	size_t len;
+} metric_keys[ANN_N_METRICS] = {
+    {" time=", 6}, {" cpu=", 5},     {" mem=", 5},     {" wait=", 6},
+    {" hold=", 6}, {" pfaults=", 9}, {" Pfaults=", 9}, {" cs=", 4},
 };
 
 size_t ann_format_call(char *buf, size_t size, const struct ann_probe *p, uint64_t id,
@@ -162,9 +191,7 @@ size_t ann_format_call(char *buf, size_t size, const struct ann_probe *p, uint64
 	for (int m = 0; m < ANN_N_METRICS; m++) {
 		if (!(ann_plan.metrics & ANN_METRIC_BIT(m)))
 			continue;
-		put(&o, " ", 1);
-		put(&o, metric_keys[m], strlen(metric_keys[m]));
-		put(&o, "=", 1);
+		put(&o, metric_keys[m].text, metric_keys[m].len);
 		if (m == ANN_TIME || m == ANN_CPU || m == ANN_WAIT || m == ANN_HOLD)
 			put_us(&o, delta->v[m]);
 		else
@@ -182,14 +209,33 @@ size_t ann_format_call(char *buf, size_t size, const struct ann_probe *p, uint64
 
 /* ------------------------------------------------------------ per-thread buffers */
 
-static void flush_thread(struct ann_thread *t)
+/*
+ * Write a thread's whole lines. The owner flushes when its buffer is full;
+ * another thread flushes it at exit or on a fatal signal. The flush lock
+ * keeps the owner from refilling the buffer while another thread's write(2)
+ * still reads it (a torn line). Flushes at exit and from signal handlers
+ * only try it (wait false): a handler never waits, not even for the flush
+ * it interrupted on its own thread. A line the owner appends during a foreign
+ * flush at exit may be written twice: a thread still running then is racing
+ * the end of the process anyway.
+ */
+static void flush_thread(struct ann_thread *t, bool wait)
 {
-	uint32_t len = atomic_load_explicit(&t->out_len, memory_order_acquire);
+	uint32_t len;
 
+	if (wait) {
+		while (atomic_exchange_explicit(&t->flush_lock, 1, memory_order_acquire))
+			;
+	} else if (atomic_exchange_explicit(&t->flush_lock, 1, memory_order_acquire)) {
+		return;
+	}
+	len = atomic_load_explicit(&t->out_len, memory_order_acquire);
 	if (len && out_fd >= 0) {
+		/* the owner flushes inside ann_on_exit, whose own time is measured */
 		write_all(t->out, len);
 		atomic_store_explicit(&t->out_len, 0, memory_order_release);
 	}
+	atomic_store_explicit(&t->flush_lock, 0, memory_order_release);
 }
 
 void ann_output_flush_thread(void)
@@ -197,7 +243,7 @@ void ann_output_flush_thread(void)
 	struct ann_thread *t = ann_thread_current();
 
 	if (t)
-		flush_thread(t);
+		flush_thread(t, true);
 }
 
 static bool direct; /* after the last flush at exit: no more buffering */
@@ -216,7 +262,7 @@ static void buffer_line(struct ann_thread *t, const char *line, size_t len)
 		return;
 	}
 	if (at + len > sizeof(t->out)) {
-		flush_thread(t);
+		flush_thread(t, true);
 		at = 0;
 	}
 	if (len > sizeof(t->out)) {
@@ -224,6 +270,27 @@ static void buffer_line(struct ann_thread *t, const char *line, size_t len)
 		return;
 	}
 	memcpy(t->out + at, line, len);
+	/* published only once whole: a fatal signal writes whole lines */
+	atomic_store_explicit(&t->out_len, at + (uint32_t)len, memory_order_release);
+}
+
+char *ann_output_reserve(struct ann_thread *t, size_t max)
+{
+	uint32_t at = atomic_load_explicit(&t->out_len, memory_order_relaxed);
+
+	if (direct || max > sizeof(t->out))
+		return NULL;
+	if (at + max > sizeof(t->out)) {
+		flush_thread(t, true);
+		at = 0;
+	}
+	return t->out + at;
+}
+
+void ann_output_commit(struct ann_thread *t, size_t len)
+{
+	uint32_t at = atomic_load_explicit(&t->out_len, memory_order_relaxed);
+
 	/* published only once whole: a fatal signal writes whole lines */
 	atomic_store_explicit(&t->out_len, at + (uint32_t)len, memory_order_release);
 }
@@ -297,11 +364,15 @@ static void reservoir_write(struct ann_probe *p)
 	atomic_fetch_add(&p->calls, atomic_exchange(&r->seen, 0));
 }
 
-/* A period ended: write every reservoir, start the next one. */
+/* A period ended: write every reservoir, start the next one (probe time too). */
 static void flip_period(uint64_t now, uint64_t end)
 {
+	struct ann_thread *t = ann_thread_current();
+	uint64_t t0;
+
 	if (!atomic_compare_exchange_strong(&period_end_ns, &end, now + ann_plan.period_ns))
 		return; /* another thread flips it */
+	t0 = clock_ns();
 	atomic_fetch_add(&epoch, 1);
 	for (uint32_t i = 0; i < ann_plan.n_probes; i++) {
 		struct ann_probe *p = &ann_plan.probes[i];
@@ -312,6 +383,8 @@ static void flip_period(uint64_t now, uint64_t end)
 		reservoir_write(p);
 		unlock(&p->res);
 	}
+	if (t)
+		t->overhead_ns += clock_ns() - t0;
 }
 
 static uint64_t xorshift(uint64_t *s)
@@ -384,7 +457,7 @@ void ann_output_flush_all(void)
 		return;
 	for (uint32_t i = 0; i < ANN_MAX_THREADS; i++)
 		if (ann_threads[i])
-			flush_thread(ann_threads[i]);
+			flush_thread(ann_threads[i], false);
 	for (uint32_t i = 0; i < ann_plan.n_probes; i++) {
 		struct ann_probe *p = &ann_plan.probes[i];
 

@@ -129,6 +129,19 @@ static int parse_line(struct ann_plan *plan, char *line)
 	return -1;
 }
 
+void ann_plan_free(struct ann_plan *plan)
+{
+	for (uint32_t i = 0; i < plan->n_modules; i++)
+		free(plan->modules[i].path);
+	for (uint32_t i = 0; i < plan->n_probes; i++) {
+		free(plan->probes[i].name);
+		free(plan->probes[i].ops);
+	}
+	free(plan->modules);
+	free(plan->probes);
+	memset(plan, 0, sizeof(*plan));
+}
+
 int ann_plan_load(const char *path, struct ann_plan *plan)
 {
 	FILE *f = fopen(path, "re");
@@ -162,5 +175,7 @@ int ann_plan_load(const char *path, struct ann_plan *plan)
 		ann_msg("%s: the plan names no record", path);
 		rc = -1;
 	}
+	if (rc)
+		ann_plan_free(plan);
 	return rc;
 }

@@ -74,6 +74,8 @@ extern bool ann_verbose;
 
 /* plan.c: read the plan file; 0, or -1 after a message on stderr. */
 int ann_plan_load(const char *path, struct ann_plan *plan);
+/* Free what ann_plan_load allocated (the runtime keeps its plan to the end). */
+void ann_plan_free(struct ann_plan *plan);
 
 /* Messages from the runtime: "lever annotate: ..." on stderr. */
 void ann_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
