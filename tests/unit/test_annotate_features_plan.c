@@ -33,13 +33,12 @@ struct fn {
 	const char *key, *symbol;
 };
 
-static const struct fn c_functions[] = {{"f_int", "f_int"},	    {"f_int_ptr", "f_int_ptr"},
-					{"f_float", "f_float"},	    {"f_many", "f_many"},
-					{"f_charptr", "f_charptr"}, {"f_struct", "f_struct"},
-					{"f_small", "f_small"},	    {"f_pair", "f_pair"},
-					{"f_mixed", "f_mixed"},	    {"f_big", "f_big"},
-					{"f_enum", "f_enum"},	    {"f_sret", "f_sret"},
-					{"f_global", "f_global"},   {NULL, NULL}};
+static const struct fn c_functions[] = {
+    {"f_int", "f_int"},	      {"f_int_ptr", "f_int_ptr"}, {"f_float", "f_float"},
+    {"f_many", "f_many"},     {"f_charptr", "f_charptr"}, {"f_struct", "f_struct"},
+    {"f_small", "f_small"},   {"f_pair", "f_pair"},	  {"f_mixed", "f_mixed"},
+    {"f_big", "f_big"},	      {"f_enum", "f_enum"},	  {"f_sret", "f_sret"},
+    {"f_global", "f_global"}, {"f_split", "f_split"},	  {NULL, NULL}};
 
 static const struct fn cpp_functions[] = {
     {"f_vector", "f_vector"},
@@ -111,6 +110,7 @@ static const struct expect c_expect[] = {
     {"global", "global_counter", 17, NULL},
     {"global", "global_scale", 2.5, NULL},
     {"global", "file_static", -9, NULL},
+    {"split", "t", 5, NULL},		 /* a function in a hot and a cold part */
     {"int", "global_counter", 17, NULL}, /* every function of the unit sees them */
     {NULL, NULL, 0, NULL},
 };

@@ -125,6 +125,20 @@ TARGET struct big f_sret(int x)
 	return b;
 }
 
+__attribute__((cold, noinline)) void rarely(long v)
+{
+	sink = v;
+	abort();
+}
+
+/* At -O2 gcc moves the unlikely branch to f_split.cold: no low_pc, two ranges. */
+TARGET void f_split(int t)
+{
+	if (__builtin_expect(t < 0, 0))
+		rarely(t);
+	sink = t;
+}
+
 TARGET void f_global(void)
 {
 	sink = global_counter + file_static + (long)global_scale + global_const;
@@ -181,6 +195,7 @@ void run_targets(void)
 		sink = r.tail;
 	}
 	CALL("global", f_global);
+	CALL("split", f_split, 5);
 }
 
 int main(int argc, char **argv)
