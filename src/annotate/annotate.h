@@ -152,42 +152,6 @@ int annotate_writer_call(struct annotate_writer *w, uint32_t symbol, uint64_t id
 			 const double *metrics, const double *values, const char *const *branches);
 int annotate_writer_close(struct annotate_writer *w);
 
-/* ------------------------------------------------------------ feature plans (spec §4.2.3, §5.2) */
-
-/*
- * The input features of a function, planned from its DWARF (plan_features.c):
- * a program for the runtime's interpreter (annotate/runtime/features.h and
- * features_ops.h, doc/formats/annotate-features.md) that emits feature i
- * into values[i], and per feature its name, the program's own expression
- * (`j->items->len`, `strlen(str)`, `v.size()`, `typeid(*c)`), and its kind.
- */
-struct ann_op;
-struct annotate_feature_decl {
-	char *expr;
-	enum annotate_feature_kind kind;
-};
-struct annotate_feature_plan {
-	struct ann_op *ops;
-	uint32_t n_ops;
-	struct annotate_feature_decl *decls;
-	uint32_t n_decls;
-};
-
-/*
- * Plan the features of the function of module_path whose entry is at the
- * file address func_offset (DW_AT_low_pc / st_value; 0: look it up by
- * symbol), or else named symbol (mangled, plain, or a demangled signature).
- * Parameters at the function's first instruction and the globals of its
- * compilation unit, through at most max_depth pointer dereferences and
- * max_features features per variable. Cached per build ID in
- * $XDG_CACHE_HOME/lever/annotate/. Returns 0, or -ENODATA (no debug
- * information: say so once, record metrics only), -ENOENT (no such
- * function), another negative errno, with a message in err.
- */
-int annotate_plan_features(const char *module_path, uint64_t func_offset, const char *symbol,
-			   unsigned max_depth, unsigned max_features,
-			   struct annotate_feature_plan *out, char *err, size_t err_size);
-void annotate_feature_plan_free(struct annotate_feature_plan *p);
 /* ------------------------------------------------------------ record planning (issue 15,
  * ann-probe) */
 
@@ -254,6 +218,43 @@ int annotate_plan_write(const struct annotate_plan *plan, const struct annotate_
 void annotate_plan_free(struct annotate_plan *plan);
 /* The demangled form of a C++ symbol (malloc'ed), or NULL when it is not one. */
 char *annotate_demangle(const char *symbol);
+
+/* ------------------------------------------------------------ feature plans (spec §4.2.3, §5.2) */
+
+/*
+ * The input features of a function, planned from its DWARF (plan_features.c):
+ * a program for the runtime's interpreter (annotate/runtime/features.h and
+ * features_ops.h, doc/formats/annotate-features.md) that emits feature i
+ * into values[i], and per feature its name, the program's own expression
+ * (`j->items->len`, `strlen(str)`, `v.size()`, `typeid(*c)`), and its kind.
+ */
+struct ann_op;
+struct annotate_feature_decl {
+	char *expr;
+	enum annotate_feature_kind kind;
+};
+struct annotate_feature_plan {
+	struct ann_op *ops;
+	uint32_t n_ops;
+	struct annotate_feature_decl *decls;
+	uint32_t n_decls;
+};
+
+/*
+ * Plan the features of the function of module_path whose entry is at the
+ * file address func_offset (DW_AT_low_pc / st_value; 0: look it up by
+ * symbol), or else named symbol (mangled, plain, or a demangled signature).
+ * Parameters at the function's first instruction and the globals of its
+ * compilation unit, through at most max_depth pointer dereferences and
+ * max_features features per variable. Cached per build ID in
+ * $XDG_CACHE_HOME/lever/annotate/. Returns 0, or -ENODATA (no debug
+ * information: say so once, record metrics only), -ENOENT (no such
+ * function), another negative errno, with a message in err.
+ */
+int annotate_plan_features(const char *module_path, uint64_t func_offset, const char *symbol,
+			   unsigned max_depth, unsigned max_features,
+			   struct annotate_feature_plan *out, char *err, size_t err_size);
+void annotate_feature_plan_free(struct annotate_feature_plan *p);
 
 /* ------------------------------------------------------------ the annotation language */
 
@@ -544,5 +545,21 @@ int annotate_predict(const struct annotate_annotation *a, annotate_lookup_fn loo
  */
 int annotate_synth(struct annotate_writer *w, const char *shape, size_t calls, size_t features,
 		   uint64_t seed);
+
+/* ------------------------------------------------------------ dump (ann-metrics, issue 15) */
+
+enum annotate_dump_format { ANNOTATE_DUMP_CSV, ANNOTATE_DUMP_JSON };
+/*
+ * The calls of a record as one table (doc/annotate.md "dump"): a row per
+ * call with symbol, id, parent, the metrics present, the features by name
+ * (missing: empty in CSV, null in JSON). Only the named symbols when
+ * n_symbols > 0 (names as annotate_record_find takes them). Returns 0,
+ * -ENOENT with *missing the name of a symbol not in the record, -ENOMEM, or
+ * -EIO when writing to f failed.
+ */
+int annotate_dump(FILE *f, const struct annotate_record *r, const char *const *symbols,
+		  size_t n_symbols, enum annotate_dump_format format, const char **missing);
+
+/* ------------------------------------------------------------ end of dump */
 
 #endif

@@ -3,7 +3,7 @@
  * Planning `lever annotate record` (spec/freud.md §5.2, §7.4 #1; the plan's
  * format: doc/formats/annotate-plan.md): which functions of which modules to
  * probe, found by name in the ELF symbol tables, and their feature programs
- * (from the feature planner, plan_features*.c, where it is linked in).
+ * (from the feature planner, plan_features.c).
  *
  * Names: a C name, a mangled C++ name, the demangled name with or without
  * its parameter list, or a glob (fnmatch) of any of them. A shared library
@@ -254,6 +254,18 @@ static const char *const never_probed[] = {
     NULL,
 };
 
+/*
+ * GCC's cold partitions (`f.cold`, `f.cold.1`) are symbols of type FUNC, but
+ * they are jumped into from f, never called: probing one would take whatever
+ * is at the stack pointer for a return address. They are skipped.
+ */
+static bool is_cold_part(const char *name)
+{
+	const char *c = strstr(name, ".cold");
+
+	return c && (c[5] == 0 || c[5] == '.');
+}
+
 static bool is_never_probed(const char *name)
 {
 	for (int i = 0; never_probed[i]; i++)
@@ -307,6 +319,8 @@ static int scan_table(struct annotate_plan *plan, uint32_t module, Elf *elf, Elf
 		if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
 		    sym.st_shndx == SHN_UNDEF || sym.st_size == 0 ||
 		    !(name = elf_strptr(elf, sh.sh_link, sym.st_name)) || !*name)
+			continue;
+		if (is_cold_part(name))
 			continue;
 		dem = annotate_demangle(name);
 		if (!name_matches(spec, name, dem) || already_planned(plan, module, sym.st_value)) {
@@ -438,6 +452,7 @@ int annotate_plan_all_features(struct annotate_plan *plan, unsigned max_depth,
 		const struct annotate_plan_module *m = &plan->modules[f->module];
 		struct annotate_feature_plan fp = {0};
 		char err[512] = "";
+		int rc;
 
 		if (!m->has_debug) {
 			if (!said[f->module] && notes)
@@ -448,8 +463,18 @@ int annotate_plan_all_features(struct annotate_plan *plan, unsigned max_depth,
 			said[f->module] = true;
 			continue;
 		}
-		if (annotate_plan_features(m->path, f->addr, f->name, max_depth, max_features, &fp,
-					   err, sizeof(err))) {
+		rc = annotate_plan_features(m->path, f->addr, f->name, max_depth, max_features, &fp,
+					    err, sizeof(err));
+		if (rc == -ENODATA) {
+			if (!said[f->module] && notes)
+				fprintf(notes,
+					"lever annotate record: %s: %s: its functions get metrics "
+					"only, no features\n",
+					m->path, err);
+			said[f->module] = true;
+			continue;
+		}
+		if (rc) {
 			if (notes)
 				fprintf(notes, "lever annotate record: %s: no features: %s\n",
 					f->display, err);

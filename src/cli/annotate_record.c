@@ -42,7 +42,7 @@ struct record_opts {
 	uint64_t period_ms;
 	int probe;
 	const char *dir;
-	bool verbose;
+	bool verbose, no_features;
 };
 
 static int function_option(const struct cli_option *opt, const char *arg, void *ctx)
@@ -123,6 +123,8 @@ static int parse_record_options(struct record_opts *o, int argc, char **argv, in
 			 "comma-separated: time, cpu, mem, wait, hold,\n"
 			 "pfaults, Pfaults, cs (default time)",
 			 .what = "a list of time, cpu, mem, wait, hold, pfaults, Pfaults, cs"),
+	    CLI_FLAG(0, "no-features", &o->no_features,
+		     "metrics only: no feature is planned or read"),
 	    CLI_UINT(0, "max-depth", &o->max_depth, "N", 0, 16,
 		     "pointer dereferences followed for features\n(default 3)"),
 	    CLI_UINT(0, "max-features", &o->max_features, "N", 1, 4096,
@@ -178,8 +180,8 @@ static int make_plan(struct annotate_plan *plan, const struct record_opts *o, co
 			fprintf(stderr, WHO ": %s\n", err);
 			return 2;
 		}
-	if (annotate_plan_all_features(plan, (unsigned)o->max_depth, (unsigned)o->max_features,
-				       stderr)) {
+	if (!o->no_features && annotate_plan_all_features(plan, (unsigned)o->max_depth,
+							  (unsigned)o->max_features, stderr)) {
 		fprintf(stderr, WHO ": out of memory\n");
 		return 2;
 	}

@@ -50,8 +50,16 @@ check "live: fib calls" "$(awk '{ print $6 }' "$tmp/plain")" "$(calls "$r" fib)"
 check "live: mix calls" 10 "$(calls "$r" mix)"
 check "live: fib's parents" 0 "$(parents_within "$r" fib fib 0)"
 check "live: leaf calls" "$(awk '{ print $8 }' "$tmp/plain")" "$(calls "$r" leaf)"
-grep -q "tail: cannot be patched live: it is shorter (4 bytes) than the 5-byte patch" "$tmp/err"
-check "live: tail not probed" none "$(probe_kind "$r" tail)"
+grep -q "tail: cannot be patched live (it is shorter (4 bytes) than the 5-byte patch)" "$tmp/err"
+if [ -e /sys/bus/event_source/devices/uprobe/type ]; then
+	check "auto: tail falls back to a uprobe" uprobe "$(probe_kind "$r" tail)"
+	check "auto: tail's calls by uprobe" 10 "$(calls "$r" tail)"
+fi
+"$lever" annotate record --rate=all --probe=live -f tail -o "$tmp/l3" -- "$dir/probe_calls" 1 \
+	>/dev/null 2>"$tmp/err"
+grep -q "tail: cannot be patched live: it is shorter (4 bytes) than the 5-byte patch; not probed" \
+	"$tmp/err"
+check "--probe=live: tail not probed" none "$(probe_kind "$tmp/l3/record" tail)"
 # --probe=live on the sled build patches the sled's NOPs as ordinary code
 "$lever" annotate record --rate=all --probe=live -f fib -o "$tmp/l2" -- "$dir/probe_calls_sled" 3 >/dev/null 2>&1
 check "live on a sled build" live "$(probe_kind "$tmp/l2/record" fib)"
@@ -60,6 +68,24 @@ check "live on a sled build: calls" "$("$dir/probe_calls_sled" 3 | awk '{ print 
 # --probe=sled without sleds: refused, said, program still runs
 "$lever" annotate record --probe=sled -f fib -o "$tmp/s2" -- "$dir/probe_calls" 1 >/dev/null 2>"$tmp/err"
 grep -q "fib: cannot use its sled: no -fpatchable-function-entry sled" "$tmp/err"
+
+# -- uprobes (time only): the same calls and parents, the kernel's trap cost measured
+if [ -e /sys/bus/event_source/devices/uprobe/type ]; then
+	"$lever" annotate record -v --rate=all --probe=uprobe -f fib -f leaf -f tail -o "$tmp/u" -- \
+		"$dir/probe_calls" 10 >"$tmp/out" 2>"$tmp/err"
+	cmp "$tmp/plain" "$tmp/out"
+	r=$tmp/u/record
+	check "uprobe: well-formed record" 0 "$(well_formed "$r")"
+	check "uprobe: probe kind" uprobe "$(probe_kind "$r" fib)"
+	check "uprobe: fib calls" "$(awk '{ print $6 }' "$tmp/plain")" "$(calls "$r" fib)"
+	check "uprobe: leaf calls" "$(awk '{ print $8 }' "$tmp/plain")" "$(calls "$r" leaf)"
+	check "uprobe: tail calls" 10 "$(calls "$r" tail)"
+	check "uprobe: fib's parents" 0 "$(parents_within "$r" fib fib 0)"
+	check "uprobe: leaf's parents" 0 "$(parents_within "$r" leaf fib tail)"
+	grep -q "uprobe cost: [0-9]* ns per call" "$tmp/err"
+else
+	skip_uprobe=1
+fi
 
 # -- a globbed C++-free name and the rate: 5 per period
 "$lever" annotate record --rate=5/3600s -f 'fi*' -o "$tmp/r" -- "$dir/probe_calls_sled" 10 >/dev/null 2>&1
@@ -71,6 +97,19 @@ check "rate 5/3600s: fib calls counted" "$nfib" "$(probe_stat "$tmp/r/record" fi
 	"$dir/probe_dlopen" "$dir/libprobe_dl.so" >"$tmp/out" 2>"$tmp/err"
 grep -q "^lib 165$" "$tmp/out"
 check "dlopen: lib_work calls" 10 "$(calls "$tmp/d/record" lib_work)"
+
+# -- lever cc --annotate makes the sleds
+"$lever" cc --annotate --no-stack-pads -O2 -g -o "$tmp/cc_calls" "$src/tests/programs/annotate/probe_calls.c"
+"$lever" annotate record --rate=all -f fib -o "$tmp/cc" -- "$tmp/cc_calls" 2 >/dev/null 2>&1
+check "lever cc --annotate: sled probe" sled "$(probe_kind "$tmp/cc/record" fib)"
+
+# -- a module rebuilt after planning is refused by its build ID, not patched
+"$lever" annotate record --rate=all -f fib -o "$tmp/b" -- "$dir/probe_calls" 1 >/dev/null 2>&1
+sed -i 's/^\(module 0 \)[0-9a-f]*/\1deadbeef/' "$tmp/b/plan"
+LEVER_ANNOTATE_PLAN=$tmp/b/plan LD_PRELOAD=$build/lib/lever/liblever-annotate.so \
+	"$dir/probe_calls" 1 >"$tmp/out" 2>"$tmp/err"
+grep -q "its build ID changed since the plan was made" "$tmp/err"
+cmp "$tmp/out" <("$dir/probe_calls" 1)
 
 # -- errors
 set +e
@@ -94,4 +133,8 @@ fi
 check "no -f: usage error" 2 $?
 set -e
 "$lever" annotate record --help | grep -q -- "--probe"
+if [ -n "${skip_uprobe:-}" ]; then
+	. "$src/tests/e2e/lib/skip.sh"
+	skip_test "this kernel has no uprobe PMU: the uprobe backend was not tested"
+fi
 echo "ok: all"

@@ -61,9 +61,9 @@ __attribute__((destructor)) static void at_exit(void)
 {
 	if (!active)
 		return;
+	ann_uprobe_finish(); /* its reader thread writes its last lines first */
 	ann_output_flush_all();
 	ann_output_set_direct();
-	ann_uprobe_finish();
 	ann_output_summary();
 }
 

@@ -98,15 +98,31 @@ static void put(struct out *o, const char *s, size_t n)
 	o->p += n;
 }
 
+/* Two digits per division: formatting is most of the cost of a recorded call. */
+static const char digit_pairs[201] = "0001020304050607080910111213141516171819"
+				     "2021222324252627282930313233343536373839"
+				     "4041424344454647484950515253545556575859"
+				     "6061626364656667686970717273747576777879"
+				     "8081828384858687888990919293949596979899";
+
 static void put_u64(struct out *o, uint64_t v)
 {
-	char tmp[24];
-	int i = sizeof(tmp);
+	char tmp[24], *p = tmp + sizeof(tmp);
 
-	do
-		tmp[--i] = (char)('0' + v % 10);
-	while ((v /= 10));
-	put(o, tmp + i, sizeof(tmp) - (size_t)i);
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+
+		v /= 100;
+		p -= 2;
+		memcpy(p, digit_pairs + 2 * r, 2);
+	}
+	if (v >= 10) {
+		p -= 2;
+		memcpy(p, digit_pairs + 2 * v, 2);
+	} else {
+		*--p = (char)('0' + v);
+	}
+	put(o, p, (size_t)(tmp + sizeof(tmp) - p));
 }
 
 /* ns as µs with three decimals */
@@ -143,8 +159,13 @@ static void put_value(struct out *o, double v)
 	}
 }
 
-static const char *const metric_keys[ANN_N_METRICS] = {
-    "time", "cpu", "mem", "wait", "hold", "pfaults", "Pfaults", "cs",
+/* " key=" per metric, with its length */
+static const struct {
+	const char *text;
+	size_t len;
+} metric_keys[ANN_N_METRICS] = {
+    {" time=", 6}, {" cpu=", 5},     {" mem=", 5},     {" wait=", 6},
+    {" hold=", 6}, {" pfaults=", 9}, {" Pfaults=", 9}, {" cs=", 4},
 };
 
 size_t ann_format_call(char *buf, size_t size, const struct ann_probe *p, uint64_t id,
@@ -162,15 +183,13 @@ size_t ann_format_call(char *buf, size_t size, const struct ann_probe *p, uint64
 	for (int m = 0; m < ANN_N_METRICS; m++) {
 		if (!(ann_plan.metrics & ANN_METRIC_BIT(m)))
 			continue;
-		put(&o, " ", 1);
-		put(&o, metric_keys[m], strlen(metric_keys[m]));
-		put(&o, "=", 1);
+		put(&o, metric_keys[m].text, metric_keys[m].len);
 		if (m == ANN_TIME || m == ANN_CPU || m == ANN_WAIT || m == ANN_HOLD)
 			put_us(&o, delta->v[m]);
 		else
 			put_u64(&o, delta->v[m]);
 	}
-	for (uint32_t i = 0; i < p->n_features; i++) {
+	for (uint32_t i = 0; values && i < p->n_features; i++) {
 		put(&o, " ", 1);
 		put_u64(&o, i);
 		put(&o, "=", 1);
@@ -182,14 +201,32 @@ size_t ann_format_call(char *buf, size_t size, const struct ann_probe *p, uint64
 
 /* ------------------------------------------------------------ per-thread buffers */
 
-static void flush_thread(struct ann_thread *t)
+/*
+ * Write a thread's whole lines. The owner flushes when its buffer is full;
+ * another thread flushes it at exit or on a fatal signal. The flush lock
+ * keeps the owner from refilling the buffer while another thread's write(2)
+ * still reads it (a torn line). Flushes at exit and from signal handlers
+ * only try it (wait false): a handler never waits, not even for the flush
+ * it interrupted on its own thread. A line the owner appends during a foreign
+ * flush at exit may be written twice: a thread still running then is racing
+ * the end of the process anyway.
+ */
+static void flush_thread(struct ann_thread *t, bool wait)
 {
-	uint32_t len = atomic_load_explicit(&t->out_len, memory_order_acquire);
+	uint32_t len;
 
+	if (wait) {
+		while (atomic_exchange_explicit(&t->flush_lock, 1, memory_order_acquire))
+			;
+	} else if (atomic_exchange_explicit(&t->flush_lock, 1, memory_order_acquire)) {
+		return;
+	}
+	len = atomic_load_explicit(&t->out_len, memory_order_acquire);
 	if (len && out_fd >= 0) {
 		write_all(t->out, len);
 		atomic_store_explicit(&t->out_len, 0, memory_order_release);
 	}
+	atomic_store_explicit(&t->flush_lock, 0, memory_order_release);
 }
 
 void ann_output_flush_thread(void)
@@ -197,7 +234,7 @@ void ann_output_flush_thread(void)
 	struct ann_thread *t = ann_thread_current();
 
 	if (t)
-		flush_thread(t);
+		flush_thread(t, true);
 }
 
 static bool direct; /* after the last flush at exit: no more buffering */
@@ -216,7 +253,7 @@ static void buffer_line(struct ann_thread *t, const char *line, size_t len)
 		return;
 	}
 	if (at + len > sizeof(t->out)) {
-		flush_thread(t);
+		flush_thread(t, true);
 		at = 0;
 	}
 	if (len > sizeof(t->out)) {
@@ -224,6 +261,27 @@ static void buffer_line(struct ann_thread *t, const char *line, size_t len)
 		return;
 	}
 	memcpy(t->out + at, line, len);
+	/* published only once whole: a fatal signal writes whole lines */
+	atomic_store_explicit(&t->out_len, at + (uint32_t)len, memory_order_release);
+}
+
+char *ann_output_reserve(struct ann_thread *t, size_t max)
+{
+	uint32_t at = atomic_load_explicit(&t->out_len, memory_order_relaxed);
+
+	if (direct || max > sizeof(t->out))
+		return NULL;
+	if (at + max > sizeof(t->out)) {
+		flush_thread(t, true);
+		at = 0;
+	}
+	return t->out + at;
+}
+
+void ann_output_commit(struct ann_thread *t, size_t len)
+{
+	uint32_t at = atomic_load_explicit(&t->out_len, memory_order_relaxed);
+
 	/* published only once whole: a fatal signal writes whole lines */
 	atomic_store_explicit(&t->out_len, at + (uint32_t)len, memory_order_release);
 }
@@ -293,7 +351,8 @@ static void reservoir_write(struct ann_probe *p)
 		r->line_len[s] = 0;
 		r->owner[s] = 0;
 	}
-	atomic_store(&r->seen, 0);
+	/* with a rate the reservoir's count is the count of calls */
+	atomic_fetch_add(&p->calls, atomic_exchange(&r->seen, 0));
 }
 
 /* A period ended: write every reservoir, start the next one. */
@@ -338,7 +397,9 @@ int ann_sample_decide(struct ann_probe *p, uint64_t now)
 	k = atomic_fetch_add_explicit(&p->res.seen, 1, memory_order_relaxed) + 1;
 	if (k <= ann_plan.rate_n)
 		return (int)(k - 1);
-	k = xorshift(&t->rng) % k;
+	/* uniform in [0, k): a multiply instead of a division */
+	k = k < (1ull << 32) ? (uint64_t)(uint32_t)xorshift(&t->rng) * k >> 32
+			     : xorshift(&t->rng) % k;
 	return k < ann_plan.rate_n ? (int)k : -1;
 }
 
@@ -381,7 +442,7 @@ void ann_output_flush_all(void)
 		return;
 	for (uint32_t i = 0; i < ANN_MAX_THREADS; i++)
 		if (ann_threads[i])
-			flush_thread(ann_threads[i]);
+			flush_thread(ann_threads[i], false);
 	for (uint32_t i = 0; i < ann_plan.n_probes; i++) {
 		struct ann_probe *p = &ann_plan.probes[i];
 

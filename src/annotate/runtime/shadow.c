@@ -108,12 +108,26 @@ void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs)
 		return;
 	}
 	t->busy = 1;
-	atomic_fetch_add_explicit(&p->calls, 1, memory_order_relaxed);
-	slot = ann_plan.rate_n ? ann_sample_decide(p, now_coarse_ns()) : -1;
-	if (ann_plan.rate_n && slot < 0) {
-		t->overhead_ns += cost_skip_ns;
-		t->busy = 0;
-		return;
+	if (ann_plan.rate_n) {
+		/*
+		 * The common case, a call not sampled, stays cheap: one atomic
+		 * increment (the reservoir's count, which also counts the calls),
+		 * a multiply, and the clock only every 256 calls of the thread
+		 * (a period ends that much late at most).
+		 */
+		if (--t->clock_countdown <= 0) {
+			t->clock_countdown = 256;
+			t->now = now_coarse_ns();
+		}
+		slot = ann_sample_decide(p, t->now);
+		if (slot < 0) {
+			t->overhead_ns += cost_skip_ns;
+			t->busy = 0;
+			return;
+		}
+	} else {
+		atomic_fetch_add_explicit(&p->calls, 1, memory_order_relaxed);
+		slot = -1;
 	}
 	drop_dead(t, sp);
 	if (t->depth == ANN_SHADOW_DEPTH || t->values_top + p->n_features > ANN_THREAD_VALUES) {
@@ -167,14 +181,25 @@ static void record_call(struct ann_thread *t, struct ann_frame *f,
 	struct ann_metrics_snapshot d;
 	uint64_t own = t->overhead_ns - f->overhead0 + cost_inside_ns;
 	char line[ANN_LINE_STACK];
-	char *buf = line;
+	char *buf;
 	size_t len, cap = sizeof(line);
+	int slot;
 
 	for (int m = 0; m < ANN_N_METRICS; m++)
 		d.v[m] = end->v[m] >= f->start.v[m] ? end->v[m] - f->start.v[m] : 0;
 	/* the probe's own time, ours and that of the probed calls inside, is not the function's */
 	for (int m = ANN_TIME; m <= ANN_CPU; m++)
 		d.v[m] = d.v[m] > own ? d.v[m] - own : 0;
+	slot = f->epoch == ann_output_epoch() ? f->slot : -1;
+	/* a line for the thread's buffer is formatted in place: no copy */
+	if (slot < 0 && !t->calibrating && (buf = ann_output_reserve(t, p->line_max))) {
+		len = ann_format_call(buf, p->line_max, p, f->id, f->parent, &d,
+				      &t->values[f->values_at]);
+		ann_output_commit(t, len);
+		atomic_fetch_add_explicit(&p->recorded, 1, memory_order_relaxed);
+		return;
+	}
+	buf = line;
 	if (p->line_max > cap) {
 		buf = ann_thread_scratch(t, p->line_max);
 		cap = p->line_max;
@@ -182,7 +207,7 @@ static void record_call(struct ann_thread *t, struct ann_frame *f,
 	len = ann_format_call(buf, cap, p, f->id, f->parent, &d, &t->values[f->values_at]);
 	if (t->calibrating)
 		return;
-	ann_output_call(p, f->id, f->epoch == ann_output_epoch() ? f->slot : -1, buf, len);
+	ann_output_call(p, f->id, slot, buf, len);
 	atomic_fetch_add_explicit(&p->recorded, 1, memory_order_relaxed);
 }
 

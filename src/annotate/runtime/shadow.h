@@ -37,10 +37,13 @@ struct ann_thread {
 	uint32_t counter;     /* ids of this thread */
 	uint64_t rng;	      /* reservoir draws */
 	uint64_t overhead_ns; /* probe time spent on this thread so far */
+	int clock_countdown;  /* calls until the clock is read again (rates) */
+	uint64_t now;	      /* CLOCK_MONOTONIC_COARSE as last read */
 	uint32_t depth;
 	uint32_t values_top;
-	_Atomic uint32_t out_len; /* bytes of whole lines in out */
-	char *scratch;		  /* for lines longer than ANN_LINE_STACK */
+	_Atomic uint32_t out_len;    /* bytes of whole lines in out */
+	_Atomic uint32_t flush_lock; /* held while out is being written */
+	char *scratch;		     /* for lines longer than ANN_LINE_STACK */
 	size_t scratch_size;
 	struct ann_frame frames[ANN_SHADOW_DEPTH];
 	double values[ANN_THREAD_VALUES];
@@ -55,7 +58,10 @@ struct ann_thread *ann_thread_current(void);
 /* A buffer of at least size bytes, the thread's own. */
 char *ann_thread_scratch(struct ann_thread *t, size_t size);
 
-/* output.c */
+/* output.c: room for a line of at most max bytes in the thread's buffer (NULL: none), then its
+ * length */
+char *ann_output_reserve(struct ann_thread *t, size_t max);
+void ann_output_commit(struct ann_thread *t, size_t len);
 uint64_t ann_output_epoch(void);
 void ann_reservoir_claim(struct ann_probe *p, int slot, uint64_t id);
 

@@ -6,13 +6,16 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #define NOINLINE __attribute__((noinline))
 
+static volatile long runs; /* also makes work long enough to patch live */
+
 NOINLINE long work(long x)
 {
-	__asm__ volatile("" ::: "memory");
+	runs++;
 	return x + 3;
 }
 
@@ -29,7 +32,8 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "kill") == 0)
 		raise(SIGKILL);
 	if (argc > 1 && strcmp(argv[1], "segv") == 0) {
-		int *volatile nowhere = NULL;
+		/* an address the compiler cannot see is bad: a real fault */
+		volatile int *nowhere = (volatile int *)(uintptr_t)strtoul("8", NULL, 10);
 
 		*nowhere = 1;
 	}
