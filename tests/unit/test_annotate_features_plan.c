@@ -33,12 +33,14 @@ struct fn {
 	const char *key, *symbol;
 };
 
-static const struct fn c_functions[] = {
-    {"f_int", "f_int"},	      {"f_int_ptr", "f_int_ptr"}, {"f_float", "f_float"},
-    {"f_many", "f_many"},     {"f_charptr", "f_charptr"}, {"f_struct", "f_struct"},
-    {"f_small", "f_small"},   {"f_pair", "f_pair"},	  {"f_mixed", "f_mixed"},
-    {"f_big", "f_big"},	      {"f_enum", "f_enum"},	  {"f_sret", "f_sret"},
-    {"f_global", "f_global"}, {"f_split", "f_split"},	  {NULL, NULL}};
+static const struct fn c_functions[] = {{"f_int", "f_int"},	    {"f_int_ptr", "f_int_ptr"},
+					{"f_float", "f_float"},	    {"f_many", "f_many"},
+					{"f_charptr", "f_charptr"}, {"f_struct", "f_struct"},
+					{"f_small", "f_small"},	    {"f_pair", "f_pair"},
+					{"f_mixed", "f_mixed"},	    {"f_big", "f_big"},
+					{"f_enum", "f_enum"},	    {"f_sret", "f_sret"},
+					{"f_global", "f_global"},   {"f_split", "f_split"},
+					{"f_complex", "f_complex"}, {NULL, NULL}};
 
 static const struct fn cpp_functions[] = {
     {"f_vector", "f_vector"},
