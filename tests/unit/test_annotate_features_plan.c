@@ -112,7 +112,9 @@ static const struct expect c_expect[] = {
     {"global", "global_counter", 17, NULL},
     {"global", "global_scale", 2.5, NULL},
     {"global", "file_static", -9, NULL},
-    {"split", "t", 5, NULL},		 /* a function in a hot and a cold part */
+    {"split", "t", 5, NULL},	/* a function in a hot and a cold part */
+    {"complex", "a", 44, NULL}, /* after complex numbers (SSE class) */
+    {"complex", "b", 5.5, NULL},
     {"int", "global_counter", 17, NULL}, /* every function of the unit sees them */
     {NULL, NULL, 0, NULL},
 };
