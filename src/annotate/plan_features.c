@@ -1117,13 +1117,19 @@ static void classify_at(Dwarf_Die *type_in, int64_t off, enum abi_class eb[2], u
 		Dwarf_Word enc = 0;
 
 		die_udata(&type, DW_AT_encoding, &enc);
-		if (size == 0 || off % (int64_t)(size < 8 ? size : 8) != 0 ||
-		    off + (int64_t)size > 16 || (enc == DW_ATE_float && size > 8)) {
+		bool complex = enc == DW_ATE_complex_float;
+		bool sse = enc == DW_ATE_float || complex;
+		int64_t align = (int64_t)(complex ? size / 2 : size);
+
+		if (align > 8)
+			align = 8;
+		if (size == 0 || align == 0 || off % align != 0 || off + (int64_t)size > 16 ||
+		    (enc == DW_ATE_float && size > 8)) {
 			eb[0] = AC_MEMORY; /* unaligned, or x87 long double */
 			return;
 		}
 		for (int64_t at = off; at < off + (int64_t)size; at += 8)
-			merge_class(&eb[at / 8], enc == DW_ATE_float ? AC_SSE : AC_INTEGER);
+			merge_class(&eb[at / 8], sse ? AC_SSE : AC_INTEGER);
 		return;
 	}
 	case DW_TAG_array_type: {
@@ -1247,6 +1253,16 @@ static struct place pointed_place(struct abi_state *s)
 	return pl;
 }
 
+/* __float128 / _Float128 (not the x87 long double, which is also 16 bytes). */
+static bool is_float128(Dwarf_Die *type)
+{
+	Dwarf_Word enc = 0;
+	const char *name = die_name(type);
+
+	return dwarf_tag(type) == DW_TAG_base_type && die_udata(type, DW_AT_encoding, &enc) &&
+	       enc == DW_ATE_float && type_size(type) == 16 && name && !strstr(name, "long double");
+}
+
 /* Where the ABI puts a parameter of this type at the function's entry. */
 static struct place abi_place(struct abi_state *s, Dwarf_Die *type_in)
 {
@@ -1263,8 +1279,13 @@ static struct place abi_place(struct abi_state *s, Dwarf_Die *type_in)
 		return pointed_place(s);
 	if (size == 0)
 		return (struct place){.kind = PL_NONE};
-	if (size > 16) {
+	if (size > 16)
 		return stack_place(s, size, 8);
+	if (is_float128(&type)) {
+		/* SSE + SSEUP: one whole XMM register (not read as a feature) */
+		if (s->next_xmm < 8)
+			return (struct place){.kind = PL_XMM, .reg = s->next_xmm++};
+		return stack_place(s, size, 16);
 	}
 	classify_at(&type, 0, eb, 0);
 	if (eb[0] == AC_MEMORY || eb[1] == AC_MEMORY)
