@@ -1117,13 +1117,19 @@ static void classify_at(Dwarf_Die *type_in, int64_t off, enum abi_class eb[2], u
 		Dwarf_Word enc = 0;
 
 		die_udata(&type, DW_AT_encoding, &enc);
-		if (size == 0 || off % (int64_t)(size < 8 ? size : 8) != 0 ||
-		    off + (int64_t)size > 16 || (enc == DW_ATE_float && size > 8)) {
+		bool complex = enc == DW_ATE_complex_float;
+		bool sse = enc == DW_ATE_float || complex;
+		int64_t align = (int64_t)(complex ? size / 2 : size);
+
+		if (align > 8)
+			align = 8;
+		if (size == 0 || align == 0 || off % align != 0 || off + (int64_t)size > 16 ||
+		    (enc == DW_ATE_float && size > 8)) {
 			eb[0] = AC_MEMORY; /* unaligned, or x87 long double */
 			return;
 		}
 		for (int64_t at = off; at < off + (int64_t)size; at += 8)
-			merge_class(&eb[at / 8], enc == DW_ATE_float ? AC_SSE : AC_INTEGER);
+			merge_class(&eb[at / 8], sse ? AC_SSE : AC_INTEGER);
 		return;
 	}
 	case DW_TAG_array_type: {
@@ -1247,6 +1253,16 @@ static struct place pointed_place(struct abi_state *s)
 	return pl;
 }
 
+/* __float128 / _Float128 (not the x87 long double, which is also 16 bytes). */
+static bool is_float128(Dwarf_Die *type)
+{
+	Dwarf_Word enc = 0;
+	const char *name = die_name(type);
+
+	return dwarf_tag(type) == DW_TAG_base_type && die_udata(type, DW_AT_encoding, &enc) &&
+	       enc == DW_ATE_float && type_size(type) == 16 && name && !strstr(name, "long double");
+}
+
 /* Where the ABI puts a parameter of this type at the function's entry. */
 static struct place abi_place(struct abi_state *s, Dwarf_Die *type_in)
 {
@@ -1263,8 +1279,13 @@ static struct place abi_place(struct abi_state *s, Dwarf_Die *type_in)
 		return pointed_place(s);
 	if (size == 0)
 		return (struct place){.kind = PL_NONE};
-	if (size > 16) {
+	if (size > 16)
 		return stack_place(s, size, 8);
+	if (is_float128(&type)) {
+		/* SSE + SSEUP: one whole XMM register (not read as a feature) */
+		if (s->next_xmm < 8)
+			return (struct place){.kind = PL_XMM, .reg = s->next_xmm++};
+		return stack_place(s, size, 16);
 	}
 	classify_at(&type, 0, eb, 0);
 	if (eb[0] == AC_MEMORY || eb[1] == AC_MEMORY)
@@ -1375,6 +1396,7 @@ static bool dwarf_entry_place(Dwarf_Die *param, Dwarf_Die *fn, Dwarf_Addr entry,
 
 struct lookup {
 	uint64_t pc;
+	Dwarf_Addr entry; /* of the function found */
 	const char *symbol;
 	Dwarf_Die found;
 	bool have;
@@ -1410,6 +1432,28 @@ static int name_quality(Dwarf_Die *fn, const char *symbol)
 	return 0;
 }
 
+/*
+ * Whether a subprogram has code, and its entry: DW_AT_entry_pc or low_pc;
+ * for a function split in several ranges (GCC's hot/cold partitions) the
+ * range starting at `want` if one does, else the first range listed (the
+ * lowest address may be the cold part, placed before .text).
+ */
+static bool function_entry(Dwarf_Die *fn, uint64_t want, Dwarf_Addr *entry)
+{
+	Dwarf_Addr base, start, end;
+	ptrdiff_t off = 0;
+	bool any = false;
+
+	if (dwarf_entrypc(fn, entry) == 0)
+		return true;
+	while ((off = dwarf_ranges(fn, off, &base, &start, &end)) > 0) {
+		if (!any || (want && start == want))
+			*entry = start;
+		any = true;
+	}
+	return any;
+}
+
 static void lookup_in(struct lookup *l, Dwarf_Die *parent, unsigned depth)
 {
 	Dwarf_Die c;
@@ -1424,9 +1468,10 @@ static void lookup_in(struct lookup *l, Dwarf_Die *parent, unsigned depth)
 			lookup_in(l, &c, depth + 1);
 			continue;
 		}
-		if (tag != DW_TAG_subprogram || dwarf_entrypc(&c, &entry) != 0)
+		if (tag != DW_TAG_subprogram || !function_entry(&c, l->pc, &entry))
 			continue;
 		if (l->pc && entry == l->pc) {
+			l->entry = entry;
 			l->found = c;
 			l->have = true;
 			l->quality = 4;
@@ -1436,6 +1481,7 @@ static void lookup_in(struct lookup *l, Dwarf_Die *parent, unsigned depth)
 			int q = name_quality(&c, l->symbol);
 
 			if (q > l->quality) {
+				l->entry = entry;
 				l->found = c;
 				l->have = true;
 				l->quality = q;
@@ -1480,15 +1526,13 @@ static bool has_parameters(Dwarf_Die *fn)
 	return false;
 }
 
-static void plan_parameters(struct builder *b, Dwarf_Die *fn)
+static void plan_parameters(struct builder *b, Dwarf_Die *fn, Dwarf_Addr entry)
 {
 	struct abi_state s = {0, 0, 0};
-	Dwarf_Addr entry = 0;
 	Dwarf_Die c, origin;
 	Dwarf_Attribute a;
 	Dwarf_Die *params_of = fn;
 
-	dwarf_entrypc(fn, &entry);
 	abi_return(&s, fn);
 	/* a concrete out-of-line copy may list no parameters of its own */
 	if (!has_parameters(fn) &&
@@ -1883,7 +1927,7 @@ int annotate_plan_features(const char *module_path, uint64_t func_offset, const 
 	}
 	struct builder b = {.dw = f.dw, .max_depth = max_depth, .max_features = max_features};
 
-	plan_parameters(&b, &l.found);
+	plan_parameters(&b, &l.found, l.entry);
 	plan_globals(&b, &cu);
 	for (size_t i = 0; i < b.n_classes; i++) {
 		free(b.classes[i].qualified);

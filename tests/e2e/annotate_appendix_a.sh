@@ -8,7 +8,10 @@
 #    function has the features the spec names, mem equals the function's
 #    cost model of its recorded features on every call (features and metric
 #    exact), and `lever annotate derive --metric mem` finds the spec's model
-#    class and scopes (annotate_appendix_a.py has the table).
+#    class and scopes (annotate_appendix_a.py has the table). Printed as NOT
+#    CHECKED, not passed: A.15 and A.16's two scopes while the record has no
+#    branch outcomes (derive finds them from a branch feature), and A.19's
+#    main-trend heuristic, which derive applies to time-like metrics only.
 # 2. --cost=sleep on a short range, metric time: every call's time is at
 #    least the sleeps its inputs ask for (usleep never sleeps less), so the
 #    time metric is in microseconds and inclusive. A lower bound only: the

@@ -15,3 +15,14 @@ add_executable(record_equivalence
   ${CMAKE_SOURCE_DIR}/tests/programs/annotate/record_equivalence.c)
 target_link_libraries(record_equivalence PRIVATE lever_annotate lever_stats lever_base m)
 set_target_properties(record_equivalence PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${ANNOTATE_PROGRAMS_DIR})
+
+# Functions with known metrics (tests/e2e/annotate_metrics.sh), and the same
+# with an allocator of its own in the executable.
+add_executable(metrics_known ${CMAKE_SOURCE_DIR}/tests/programs/annotate/metrics_known.c)
+add_executable(metrics_own_malloc ${CMAKE_SOURCE_DIR}/tests/programs/annotate/metrics_known.c
+                                  ${CMAKE_SOURCE_DIR}/tests/programs/annotate/own_malloc.c)
+foreach(t metrics_known metrics_own_malloc)
+  target_compile_options(${t} PRIVATE -g -O2 -fno-builtin)
+  target_link_libraries(${t} PRIVATE Threads::Threads)
+  set_target_properties(${t} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${ANNOTATE_PROGRAMS_DIR})
+endforeach()

@@ -66,3 +66,18 @@ foreach(cc gcc clang)
   endforeach()
 endforeach()
 add_custom_target(annotate_features_programs ALL DEPENDS ${AF_OUTPUTS})
+
+# The program of the end-to-end test (tests/e2e/annotate_features_record.sh),
+# built as a user would (-O2 -g), and with lever cc --annotate's sled.
+foreach(variant plain sled)
+  set(tgt annotate_features_record_${variant})
+  add_executable(${tgt} ${AF_SRC}/features_record.c)
+  target_compile_options(${tgt} PRIVATE -g -O2)
+  if(variant STREQUAL sled)
+    target_compile_options(${tgt} PRIVATE -fpatchable-function-entry=5)
+    set(out features_record_sled)
+  else()
+    set(out features_record)
+  endif()
+  set_target_properties(${tgt} PROPERTIES OUTPUT_NAME ${out} RUNTIME_OUTPUT_DIRECTORY ${AF_OUT})
+endforeach()

@@ -39,7 +39,8 @@ static const struct fn c_functions[] = {{"f_int", "f_int"},	    {"f_int_ptr", "f
 					{"f_small", "f_small"},	    {"f_pair", "f_pair"},
 					{"f_mixed", "f_mixed"},	    {"f_big", "f_big"},
 					{"f_enum", "f_enum"},	    {"f_sret", "f_sret"},
-					{"f_global", "f_global"},   {NULL, NULL}};
+					{"f_global", "f_global"},   {"f_split", "f_split"},
+					{"f_complex", "f_complex"}, {NULL, NULL}};
 
 static const struct fn cpp_functions[] = {
     {"f_vector", "f_vector"},
@@ -111,6 +112,9 @@ static const struct expect c_expect[] = {
     {"global", "global_counter", 17, NULL},
     {"global", "global_scale", 2.5, NULL},
     {"global", "file_static", -9, NULL},
+    {"split", "t", 5, NULL},	/* a function in a hot and a cold part */
+    {"complex", "a", 44, NULL}, /* after complex numbers (SSE class) */
+    {"complex", "b", 5.5, NULL},
     {"int", "global_counter", 17, NULL}, /* every function of the unit sees them */
     {NULL, NULL, 0, NULL},
 };

@@ -435,11 +435,13 @@ static int run_op(struct machine *m, const struct ann_op *op, uint32_t at, uint3
 int ann_features_eval(const struct ann_op *ops, uint32_t n_ops, const struct ann_entry_regs *regs,
 		      uint64_t module_base, double *values, uint32_t n_values)
 {
-	struct machine m = {.depth = 0,
-			    .regs = regs,
-			    .module_base = module_base,
-			    .values = values,
-			    .n_values = n_values};
+	struct machine m; /* the stack is not cleared: only pushed slots are read */
+
+	m.depth = 0;
+	m.regs = regs;
+	m.module_base = module_base;
+	m.values = values;
+	m.n_values = n_values;
 	uint32_t at = 0;
 
 	for (uint32_t i = 0; i < n_values; i++)

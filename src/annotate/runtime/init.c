@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "annotate/runtime/runtime.h"
+#include "annotate/runtime/safe_read.h"
 #include "annotate/runtime/shadow.h"
 
 struct ann_plan ann_plan;
@@ -106,4 +107,7 @@ __attribute__((constructor)) static void ann_init(void)
 	ann_install_probes();
 	pthread_atfork(before_fork, NULL, after_fork_child);
 	install_signal_flush();
+	/* after the flush handler, which the safe reads' fault fix-up chains to;
+	   now rather than at the first sampled call, which would pay for it */
+	ann_safe_read_init();
 }

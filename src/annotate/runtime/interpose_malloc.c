@@ -29,6 +29,7 @@
  * comes before preloaded libraries in symbol lookup), and fully static
  * binaries.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
 #include <stdlib.h>
@@ -324,6 +325,20 @@ ANN_EXPORT size_t malloc_usable_size(void *p)
 		return bootstrap_size(p);
 	real = malloc_usable_size_real();
 	return real ? real(p) : 0;
+}
+
+/* This file's malloc itself, whichever one symbol lookup picks for the program. */
+extern __typeof__(malloc) ann_malloc_here
+    __attribute__((alias("malloc"), copy(malloc), visibility("hidden")));
+
+/*
+ * Whether the program's malloc calls reach this file: not when the
+ * executable defines malloc itself (it comes first in symbol lookup), as a
+ * program with a statically linked allocator does.
+ */
+ANN_HIDDEN bool ann_malloc_interposed(void)
+{
+	return dlsym(RTLD_DEFAULT, "malloc") == (void *)ann_malloc_here;
 }
 
 /* For the unit test: a block as dlsym would get it before malloc is resolved. */

@@ -162,6 +162,20 @@ const char *ann_metrics_clock_name(void)
 
 /* ------------------------------------------------------------ the contract */
 
+/* interpose_malloc.c, when linked in (not in the counters' own unit test) */
+extern bool ann_malloc_interposed(void) __attribute__((weak, visibility("hidden")));
+
+/* mem cannot see an allocator the executable defines itself: say so, once. */
+static void warn_if_allocator_unseen(void)
+{
+	static const char msg[] =
+	    "lever annotate: the program defines malloc itself: mem counts only operator new "
+	    "and what reaches the C library's allocator (doc/annotate-metrics.md)\n";
+
+	if (ann_malloc_interposed && !ann_malloc_interposed() && write(2, msg, sizeof(msg) - 1))
+		return;
+}
+
 int ann_metrics_init(unsigned mask)
 {
 	int saved_errno = errno;
@@ -176,6 +190,8 @@ int ann_metrics_init(unsigned mask)
 	if (mask & (CLOCK_METRICS | ANN_METRIC_BIT(ANN_WAIT)))
 		choose_clock();
 	atomic_store(&ann_metrics_enabled, mask);
+	if (mask & ANN_METRIC_BIT(ANN_MEM))
+		warn_if_allocator_unseen();
 	errno = saved_errno;
 	return 0;
 }

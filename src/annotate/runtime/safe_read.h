@@ -36,7 +36,7 @@ void ann_safe_read_install_fixup(void);
 /* Re-read /proc/self/maps now (tests; the reader does it on its own). */
 void ann_safe_read_refresh(void);
 
-/* How reads were served, for tests and the runtime's summary line. */
+/* How the calling thread's reads were served (snapshots: all threads'), for tests. */
 struct ann_safe_read_counts {
 	uint64_t fast;	    /* inside a known readable range, copied directly */
 	uint64_t verified;  /* outside the table, read by process_vm_readv */

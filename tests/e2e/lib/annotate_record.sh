@@ -38,11 +38,12 @@ parents_within() {
 }
 
 # well_formed RECORD: prints the number of lines that are not a header, S, F,
-# C or comment line of the format (doc/formats/annotate-record.md).
+# C or comment line of the format (doc/formats/annotate-record.md); values in
+# strtod syntax (features may be negative, or large enough for an exponent).
 well_formed() {
 	awk 'NR == 1 { if ($1 != "lever-annotate-record" || $2 != 1) bad++; next }
 		/^S [0-9]+ ./ || /^F [0-9]+ [0-9]+ [a-z-]+ ./ || /^# / || /^$/ { next }
-		/^C [0-9]+ [1-9][0-9]* [0-9]+( [A-Za-z0-9]+=([0-9.]+|\?|[TN-]+))*$/ { next }
+		/^C [0-9]+ [1-9][0-9]* [0-9]+( [A-Za-z0-9]+=(-?[0-9.]+([eE][-+]?[0-9]+)?|\?|[TN-]+))*$/ { next }
 		{ bad++; print "bad line " NR ": " $0 > "/dev/stderr" }
 		END { print bad + 0 }' "$1"
 }

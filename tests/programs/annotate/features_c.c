@@ -9,6 +9,7 @@
  * NULL or unmapped pointers); tests/unit/test_annotate_features_plan.c
  * checks every value the harness prints.
  */
+#include <complex.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +126,26 @@ TARGET struct big f_sret(int x)
 	return b;
 }
 
+__attribute__((cold, noinline)) void rarely(long v)
+{
+	sink = v;
+	abort();
+}
+
+/* At -O2 gcc moves the unlikely branch to f_split.cold: no low_pc, two ranges. */
+TARGET void f_split(int t)
+{
+	if (__builtin_expect(t < 0, 0))
+		rarely(t);
+	sink = t;
+}
+
+/* complex numbers are SSE class: z in xmm0 and xmm1, w in xmm2, a in rdi */
+TARGET void f_complex(_Complex double z, _Complex float w, int a, double b)
+{
+	sink = (long)__real__ z + (long)__real__ w + a + (long)b;
+}
+
 TARGET void f_global(void)
 {
 	sink = global_counter + file_static + (long)global_scale + global_const;
@@ -181,6 +202,8 @@ void run_targets(void)
 		sink = r.tail;
 	}
 	CALL("global", f_global);
+	CALL("split", f_split, 5);
+	CALL("complex", f_complex, 1.0 + 2.0 * _Complex_I, 3.0f, 44, 5.5);
 }
 
 int main(int argc, char **argv)

@@ -20,7 +20,8 @@
  * the two-sample Kolmogorov-Smirnov distance D (the largest gap between the
  * two empirical distribution functions) must not exceed a tolerance
  * (default 0.1: no value splits the two probes' calls differently by more
- * than a tenth of them). Both must hold.
+ * than a tenth of them). Both must hold; --ks 1 leaves the distance as
+ * information only, a tiny --ks asks for identical samples.
  *
  * --skip NAME leaves a metric or feature out (repeatable).
  *
@@ -88,6 +89,11 @@ static struct verdict tost(const double *a, size_t na, const double *b, size_t n
 	struct verdict v = {.na = na, .nb = nb, .p = 1};
 	double va, vb, se, df, t_low, t_high;
 
+	if (na == 0 && nb == 0) {
+		v.equivalent = true; /* missing in every call of both: the same */
+		v.p = 0;
+		return v;
+	}
 	if (na < 2 || nb < 2)
 		return v;
 	va = stats_variance(a, na);
@@ -139,7 +145,7 @@ static bool report(const char *symbol, const char *column, const double *ca,
 	}
 	v = tost(a, ca ? present(ca, sa->n_calls, a) : 0, b, cb ? present(cb, sb->n_calls, b) : 0,
 		 margin, alpha);
-	v.ks = v.na && v.nb ? ks_distance(a, v.na, b, v.nb) : 1;
+	v.ks = v.na && v.nb ? ks_distance(a, v.na, b, v.nb) : v.na == v.nb ? 0 : 1;
 	v.equivalent &= v.ks <= ks_tolerance;
 	printf("%-12s %-40.40s %-24.24s n=%zu/%zu diff=%-11.5g margin=%-11.5g p=%-9.3g D=%.3f\n",
 	       v.equivalent ? "equivalent" : "NOT", symbol, column, v.na, v.nb, v.diff, v.margin,
@@ -213,7 +219,7 @@ int main(int argc, char **argv)
 			break;
 	}
 	if (i + 1 != argc || !(margin > 0) || !(alpha > 0 && alpha < 1) ||
-	    !(ks_tolerance > 0 && ks_tolerance < 1)) {
+	    !(ks_tolerance > 0 && ks_tolerance <= 1)) {
 		fprintf(
 		    stderr,
 		    "usage: record_equivalence [--margin D] [--alpha A] [--ks T] [--skip NAME]... "
