@@ -99,6 +99,19 @@ static bool addr_add(struct addr *a, int64_t off)
 	return addr_push(a, op(ANN_OP_ADD, 0, 0, off));
 }
 
+/*
+ * Append a load of the value at the address a pushes; a trailing ADD becomes
+ * the load's offset (one instruction fewer to dispatch at every call).
+ */
+static bool addr_load(struct addr *a, uint16_t size, uint32_t flags)
+{
+	int64_t off = 0;
+
+	if (a->n > 0 && a->ops[a->n - 1].code == ANN_OP_ADD)
+		off = a->ops[--a->n].imm;
+	return addr_push(a, op(ANN_OP_LOAD, size, flags, off));
+}
+
 /* The place of a member at byte offset off inside the aggregate at pl. */
 static struct place place_member(const struct place *pl, int64_t off)
 {
@@ -518,8 +531,9 @@ static bool push_scalar(struct builder *b, const struct place *at, unsigned size
 
 	switch (pl.kind) {
 	case PL_MEM:
+		if (!addr_load(&pl.addr, (uint16_t)size, flags))
+			return false;
 		emit_addr(b, &pl.addr);
-		emit_op(b, op(ANN_OP_LOAD, (uint16_t)size, flags, 0));
 		return true;
 	case PL_GPR:
 		emit_op(b, op(ANN_OP_REG, 0, (uint32_t)pl.reg, 0));
@@ -545,7 +559,7 @@ static bool pointer_addr(const struct place *at, struct addr *out)
 	switch (pl.kind) {
 	case PL_MEM:
 		*out = pl.addr;
-		return addr_push(out, op(ANN_OP_LOAD, 8, 0, 0));
+		return addr_load(out, 8, 0);
 	case PL_GPR:
 		if (pl.offset != 0)
 			return false;
@@ -716,10 +730,10 @@ static bool container_feature(struct builder *b, Dwarf_Die *type, const struct p
 
 		if (idx < 0 || a.kind != PL_MEM || s.kind != PL_MEM)
 			return true;
+		if (!addr_load(&a.addr, 8, 0) || !addr_load(&s.addr, 8, 0))
+			return true;
 		emit_addr(b, &a.addr);
-		emit_op(b, op(ANN_OP_LOAD, 8, 0, 0));
 		emit_addr(b, &s.addr);
-		emit_op(b, op(ANN_OP_LOAD, 8, 0, 0));
 		emit_op(b, op(ANN_OP_SUB, 0, 0, 0));
 		emit_op(b, op(ANN_OP_DIV, 0, 0, (int64_t)esize));
 		emit_op(b, op(ANN_OP_EMIT, 0, (uint32_t)idx, 0));
@@ -809,10 +823,10 @@ static void span_feature(struct builder *b, Dwarf_Die *agg, const struct place *
 
 	if (idx < 0 || h.kind != PL_MEM || l.kind != PL_MEM)
 		return;
+	if (!addr_load(&h.addr, 8, 0) || !addr_load(&l.addr, 8, 0))
+		return;
 	emit_addr(b, &h.addr);
-	emit_op(b, op(ANN_OP_LOAD, 8, 0, 0));
 	emit_addr(b, &l.addr);
-	emit_op(b, op(ANN_OP_LOAD, 8, 0, 0));
 	emit_op(b, op(ANN_OP_SUB, 0, 0, 0));
 	emit_op(b, op(ANN_OP_DIV, 0, 0, (int64_t)esize));
 	emit_op(b, op(ANN_OP_EMIT, 0, (uint32_t)idx, 0));
@@ -1249,7 +1263,7 @@ static struct place pointed_place(struct abi_state *s)
 		return pl;
 	}
 	pl = stack_place(s, 8, 8);
-	addr_push(&pl.addr, op(ANN_OP_LOAD, 8, 0, 0));
+	addr_load(&pl.addr, 8, 0);
 	return pl;
 }
 

@@ -124,6 +124,23 @@ static void loads_of_every_size(void **state)
 	}
 }
 
+/* LOAD's imm is an offset added to the address (a member access in one op). */
+static void loads_with_an_offset(void **state)
+{
+	static int64_t pair[2] = {-4, 99};
+
+	memset(&regs, 0, sizeof(regs));
+	regs.gpr[5] = (uint64_t)(uintptr_t)pair;
+	struct ann_op p[] = {OP(ANN_OP_REG, 0, 5, 0), OP(ANN_OP_LOAD, 8, ANN_F_SIGNED, 8),
+			     OP(ANN_OP_EMIT, 0, 0, 0)};
+	assert_true(eval1(p, N(p), 0) == 99);
+	p[1].imm = 0;
+	assert_true(eval1(p, N(p), 0) == -4);
+	/* an offset into unmapped memory is refused like any bad pointer */
+	p[1].imm = 1ll << 46;
+	assert_true(isnan(eval1(p, N(p), 0)));
+}
+
 static void strings_arrays_and_pointer_differences(void **state)
 {
 	static const char text[] = "hello, world";
@@ -406,6 +423,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(registers_and_constants),
 	    cmocka_unit_test(loads_of_every_size),
+	    cmocka_unit_test(loads_with_an_offset),
 	    cmocka_unit_test(strings_arrays_and_pointer_differences),
 	    cmocka_unit_test(dynamic_types_and_offset_to_top),
 	    cmocka_unit_test(bad_pointers_give_missing_values),
