@@ -54,9 +54,9 @@ int main(int argc, char **argv)
 	static const char letters[] = "abcdefg";
 
 	for (int i = 0; i < n; i++) {
-		struct items it = { 2 * i };
+		struct items it = {2 * i};
 		char name[8];
-		struct job j = { i, (enum kind)(i % 3), i % 5 == 4 ? NULL : &it, name };
+		struct job j = {i, (enum kind)(i % 3), i % 5 == 4 ? NULL : &it, name};
 
 		memcpy(name, letters, (size_t)(i % 7));
 		name[i % 7] = 0;
