@@ -1540,7 +1540,56 @@ static bool has_parameters(Dwarf_Die *fn)
 	return false;
 }
 
-static void plan_parameters(struct builder *b, Dwarf_Die *fn, Dwarf_Addr entry)
+/*
+ * Whether the standard calling convention holds for the function: not for
+ * GCC's clones (f.isra.0, f.constprop.0, f.part.0), which drop, reorder or
+ * replace parameters. Their concrete DIE lists the parameters in another
+ * order than the abstract origin, or with a constant for a dropped one
+ * (DW_AT_const_value); the symbol's ".suffix" says so too.
+ */
+static bool standard_convention(Dwarf_Die *fn, const char *symbol)
+{
+	Dwarf_Attribute a;
+	Dwarf_Die origin, c, o;
+	Dwarf_Word cc;
+	bool more_c, more_o;
+
+	if (symbol && (strstr(symbol, "[clone .") || (!strchr(symbol, '(') && strchr(symbol, '.'))))
+		return false;
+	if (die_udata(fn, DW_AT_calling_convention, &cc) && cc == DW_CC_nocall)
+		return false;
+	if (!dwarf_formref_die(dwarf_attr(fn, DW_AT_abstract_origin, &a), &origin))
+		return true;
+	more_c = dwarf_child(fn, &c) == 0;
+	more_o = dwarf_child(&origin, &o) == 0;
+	while (more_c || more_o) {
+		Dwarf_Die co;
+
+		if (more_c && dwarf_tag(&c) != DW_TAG_formal_parameter) {
+			more_c = dwarf_siblingof(&c, &c) == 0;
+			continue;
+		}
+		if (more_o && dwarf_tag(&o) != DW_TAG_formal_parameter) {
+			more_o = dwarf_siblingof(&o, &o) == 0;
+			continue;
+		}
+		if (!more_c)
+			return true; /* a copy listing no parameters: the origin's hold */
+		if (!more_o || dwarf_hasattr(&c, DW_AT_const_value) ||
+		    !dwarf_formref_die(dwarf_attr(&c, DW_AT_abstract_origin, &a), &co) ||
+		    dwarf_dieoffset(&co) != dwarf_dieoffset(&o))
+			return false;
+		more_c = dwarf_siblingof(&c, &c) == 0;
+		more_o = dwarf_siblingof(&o, &o) == 0;
+	}
+	return true;
+}
+
+/*
+ * The parameters. Where the standard convention does not hold (a clone),
+ * only those whose DWARF says where they are at the entry are read.
+ */
+static void plan_parameters(struct builder *b, Dwarf_Die *fn, Dwarf_Addr entry, bool abi)
 {
 	struct abi_state s = {0, 0, 0};
 	Dwarf_Die c, origin;
@@ -1565,6 +1614,8 @@ static void plan_parameters(struct builder *b, Dwarf_Die *fn, Dwarf_Addr entry)
 		if (dwarf_tag(&c) != DW_TAG_formal_parameter || !die_type(&c, &type))
 			continue;
 		pl = abi_place(&s, &type);
+		if (!abi)
+			pl.kind = PL_NONE;
 		name = die_name(&c);
 		if (!name)
 			continue; /* unnamed: nothing to call it by */
@@ -1941,7 +1992,7 @@ int annotate_plan_features(const char *module_path, uint64_t func_offset, const 
 	}
 	struct builder b = {.dw = f.dw, .max_depth = max_depth, .max_features = max_features};
 
-	plan_parameters(&b, &l.found, l.entry);
+	plan_parameters(&b, &l.found, l.entry, standard_convention(&l.found, symbol));
 	plan_globals(&b, &cu);
 	for (size_t i = 0; i < b.n_classes; i++) {
 		free(b.classes[i].qualified);

@@ -6,7 +6,8 @@
 # named as the program's expressions, each equal to the value the program
 # passed (j->id = i, j->kind = i % 3, j->items->len = 2i or missing when
 # items is NULL, strlen(j->name) = i % 7, x = i/4 and n = -i in registers
-# xmm0 and rsi, strlen(s) = i % 5 or missing for NULL); a stripped copy is
+# xmm0 and rsi, strlen(s) = i % 5 or missing for NULL; k = i in gcc's clone
+# of clone_me, whose registers are not the source signature's); a stripped copy is
 # recorded with metrics only and says why, once.
 set -euo pipefail
 build=$1 src=$2
@@ -37,11 +38,14 @@ conds_process='f["j->id"] == i && f["j->kind"] == i % 3 &&
 	(i % 5 == 4 ? f["j->items->len"] == "?" : f["j->items->len"] == 2 * i) &&
 	f["strlen(j->name)"] == i % 7'
 conds_scale='f["x"] == i / 4 && f["n"] == -i'
+# k = i where the function is a clone; `unused` (a constant dropped by the
+# clone) either absent or 7, never another register's value
+conds_clone='f["k"] == i && (!("unused" in f) || f["unused"] == 7)'
 conds_named='(i % 3 == 2 ? f["strlen(s)"] == "?" : f["strlen(s)"] == i % 5)'
 
 for prog in features_record features_record_sled; do
 	"$dir/$prog" $n >"$tmp/plain"
-	"$lever" annotate record --rate=all -f process -f scale -f named -o "$tmp/$prog" -- \
+	"$lever" annotate record --rate=all -f process -f scale -f named -f 'clone_me*' -o "$tmp/$prog" -- \
 		"$dir/$prog" $n >"$tmp/out" 2>"$tmp/err"
 	cmp "$tmp/plain" "$tmp/out"
 	r=$tmp/$prog/record
@@ -56,6 +60,10 @@ for prog in features_record features_record_sled; do
 	check "$prog: process feature values" 0 "$(feature_check "$r" process "$conds_process")"
 	check "$prog: scale feature values" 0 "$(feature_check "$r" scale "$conds_scale")"
 	check "$prog: named feature values" 0 "$(feature_check "$r" named "$conds_named")"
+	clone=$(awk '$1 == "S" && $3 ~ /^clone_me/ { print $3; exit }' "$r")
+	check "$prog: $clone calls" $n "$(calls "$r" "$clone")"
+	check "$prog: $clone has k" 1 "$(grep -c '^F [0-9]* [0-9]* integer k$' "$r")"
+	check "$prog: $clone feature values" 0 "$(feature_check "$r" "$clone" "$conds_clone")"
 done
 
 # no debug information: metrics only, said once
