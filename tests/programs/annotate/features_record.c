@@ -7,7 +7,7 @@
  * process(j) with j->id = i, j->kind = i % 3, j->items->len = 2 * i (NULL
  * items on every fifth call: missing), strlen(j->name) = i % 7;
  * scale(x, n) with x = i / 4.0 and n = -i; named(s) with strlen(s) = i % 5
- * and s = NULL on every third call; clone_me(j, 7, i) with k = i (a clone
+ * and s = NULL on every third call; clone_me(j, 7, 2i + 1) with k = 2i + 1 (a clone
  * with another calling convention under gcc -O2).
  */
 #include <stdio.h>
@@ -75,7 +75,7 @@ int main(int argc, char **argv)
 		process(&j);
 		scale(i / 4.0, -i);
 		named(i % 3 == 2 ? NULL : letters + 7 - i % 5);
-		clone_me(&j, 7, i);
+		clone_me(&j, 7, 2 * i + 1);
 	}
 	printf("%d calls\n", calls_seen);
 	return 0;
