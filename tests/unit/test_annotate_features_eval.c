@@ -323,6 +323,26 @@ static void new_mappings_become_fast_reads(void **state)
 	munmap(fresh, page);
 }
 
+/* Garbage above the 47-bit user space costs no system call. */
+static void garbage_pointers_are_refused_cheaply(void **state)
+{
+	struct ann_safe_read_counts c0, c1;
+	uint64_t v;
+
+	ann_safe_read_init();
+	ann_safe_read_refresh();
+	ann_safe_read_counts(&c0);
+	assert_int_equal(ann_safe_read(&v, (uintptr_t)0xdeadbeefdeadbeefull, 8), -1);
+	assert_int_equal(ann_safe_read(&v, (uintptr_t)0x0000800000000000ull, 8), -1);
+	assert_int_equal(ann_safe_read(&v, (uintptr_t)0x00007ffffffffffcull, 8),
+			 -1); /* straddles */
+	ann_safe_read_counts(&c1);
+	assert_true(c1.refused == c0.refused + 3);
+	assert_true(c1.verified == c0.verified);
+	/* below the limit, outside every mapping: the kernel decides */
+	assert_int_equal(ann_safe_read(&v, (uintptr_t)0x10000000000ull, 8), -1);
+}
+
 static void malformed_programs_are_refused(void **state)
 {
 	struct {
@@ -428,6 +448,7 @@ int main(void)
 	    cmocka_unit_test(dynamic_types_and_offset_to_top),
 	    cmocka_unit_test(bad_pointers_give_missing_values),
 	    cmocka_unit_test(new_mappings_become_fast_reads),
+	    cmocka_unit_test(garbage_pointers_are_refused_cheaply),
 	    cmocka_unit_test(malformed_programs_are_refused),
 	    cmocka_unit_test(fuzzed_programs_never_crash),
 	};
