@@ -134,6 +134,13 @@ LEVER_ANNOTATE_PLAN=$tmp/b/plan LD_PRELOAD=$build/lib/lever/liblever-annotate.so
 grep -q "its build ID changed since the plan was made" "$tmp/err"
 cmp "$tmp/out" <("$dir/probe_calls" 1)
 
+# -- no debug information: metrics all the same, and it is said once
+cc -O2 -o "$tmp/nodebug" "$src/tests/programs/annotate/probe_calls.c"
+"$lever" annotate record --rate=all -f fib -f mix -o "$tmp/nd" -- "$tmp/nodebug" 2 >/dev/null 2>"$tmp/err"
+check "no debug info: said once" 1 "$(grep -c "no debug information" "$tmp/err")"
+check "no debug info: fib recorded" "$("$tmp/nodebug" 2 | awk '{ print $6 }')" "$(calls "$tmp/nd/record" fib)"
+check "no debug info: no features declared" 0 "$(grep -c '^F ' "$tmp/nd/record" || true)"
+
 # -- errors
 set +e
 "$lever" annotate record -f no_such_function -o "$tmp/e" -- "$dir/probe_calls" 1 2>"$tmp/err"

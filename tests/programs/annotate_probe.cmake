@@ -34,3 +34,5 @@ add_library(annotate_probe_dl SHARED ${ANNOTATE_PROBE_SRC}/probe_dlopen_lib.c)
 target_compile_options(annotate_probe_dl PRIVATE -g -O2)
 set_target_properties(annotate_probe_dl PROPERTIES OUTPUT_NAME probe_dl
   LIBRARY_OUTPUT_DIRECTORY ${ANNOTATE_PROBE_DIR})
+annotate_probe_program(probe_nested probe_nested.c)
+annotate_probe_program(probe_altstack probe_altstack.c)
