@@ -27,6 +27,9 @@
  * class the DWARF knows, read from the most-derived object found through
  * offset-to-top). Members named next/prev are not followed (lists), nor
  * pointers to pointers (the callee's output) or a type already on the path.
+ * GCC's clones (.isra, .constprop, .part) do not follow their source
+ * signature's convention: only their DWARF entry locations are used.
+ * Format and limits: doc/formats/annotate-features.md.
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
