@@ -90,6 +90,8 @@ struct cc_options {
 	uint64_t link_seed;
 	bool no_stack_pads;
 	bool verbose;
+	bool layout; /* --layout: the field-access plugin and runtime of `lever layout record
+			--source=instr` */
 };
 
 /* --- args.c --- */
