@@ -184,10 +184,13 @@ int cmd_layout(int argc, char **argv)
 		}
 		return parse_layout_options(&o, 2, help_argv) == CLI_HELP ? 0 : EXIT_USAGE;
 	}
+	/* until `record` has its pmu and clock sources here, it is instr's alone */
+	if (strcmp(argv[1], "record") == 0)
+		return layout_record_instr(argc - 1, argv + 1);
 	if (strcmp(argv[1], "report") != 0) {
 		fprintf(stderr,
-			"lever layout: unknown subcommand '%s' (only 'report' exists; 'record' is "
-			"under construction)\nRun 'lever layout --help' for usage.\n",
+			"lever layout: unknown subcommand '%s' (only 'report' and 'record "
+			"--source=instr' exist)\nRun 'lever layout --help' for usage.\n",
 			argv[1]);
 		return EXIT_USAGE;
 	}

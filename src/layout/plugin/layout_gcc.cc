@@ -463,10 +463,11 @@ static bool struct_supported(tree record)
 static void emit_struct_fields(tree record)
 {
 	bool supported = struct_supported(record);
+	unsigned index = 0;
 
 	for (tree f = TYPE_FIELDS(record); f; f = DECL_CHAIN(f)) {
 		char type[LAYOUT_INSTR_TYPE_MAX], array[LAYOUT_INSTR_ARRAY_MAX];
-		unsigned words[4];
+		unsigned words[5];
 		bool sized;
 
 		if (TREE_CODE(f) != FIELD_DECL)
@@ -481,12 +482,13 @@ static void emit_struct_fields(tree record)
 			   (TREE_CODE(TREE_TYPE(f)) == ARRAY_TYPE && (!sized || !words[1])
 				? LAYOUT_INSTR_FIELD_FLEXIBLE
 				: 0u);
+		words[4] = index++;
 		emit_fixed_string(struct_name(record), LAYOUT_INSTR_NAME_MAX);
 		emit_fixed_string(DECL_NAME(f) ? IDENTIFIER_POINTER(DECL_NAME(f)) : "",
 				  LAYOUT_INSTR_NAME_MAX);
 		emit_fixed_string(type, LAYOUT_INSTR_TYPE_MAX);
 		emit_fixed_string(array, LAYOUT_INSTR_ARRAY_MAX);
-		emit_words(words, 4);
+		emit_words(words, 5);
 	}
 }
 

@@ -48,7 +48,7 @@
 
 #define LAYOUT_INSTR_NAME_MAX	64
 #define LAYOUT_INSTR_FILE_MAX	104
-#define LAYOUT_INSTR_TYPE_MAX	88
+#define LAYOUT_INSTR_TYPE_MAX	84
 #define LAYOUT_INSTR_ARRAY_MAX	24
 #define LAYOUT_INSTR_ENTRY_SIZE 256
 
@@ -75,6 +75,7 @@ struct layout_instr_field {
 	char type[LAYOUT_INSTR_TYPE_MAX];   /* C, before the name */
 	char array[LAYOUT_INSTR_ARRAY_MAX]; /* after the name ("[16]", "[]") or "" */
 	uint32_t offset, size, align, flags;
+	uint32_t index; /* ordinal among the struct's members: 0 starts a struct */
 };
 
 /* The trace: one file per process, a header and then whole records. */
