@@ -100,8 +100,7 @@ static int replay_trace(const struct instr_cli *o, FILE *f)
 		fprintf(stderr, "lever layout record: %s\n", err);
 		return -1;
 	}
-	fprintf(stderr, "lever layout record: %zu accesses of %zu thread(s) replayed\n",
-		sum.records, sum.threads);
+	layout_instr_print_summary(stderr, "lever layout record", &sum);
 	return 0;
 }
 

@@ -115,21 +115,21 @@ static void clean_up(const char *who, const char *dir, const char *program_trace
 		rmdir(dir);
 }
 
-static void print_summary(const struct layout_instr_run *run, const struct layout_instr_summary *s)
+void layout_instr_print_summary(FILE *f, const char *who, const struct layout_instr_summary *s)
 {
-	fprintf(stderr,
+	fprintf(f,
 		"%s: %zu accesses of %zu thread(s) replayed (%u of every %u logged); model: "
 		"%llu L1 misses (%llu coherence, %llu false sharing)\n",
-		run->who, s->records, s->threads, s->burst, s->period,
+		who, s->records, s->threads, s->burst, s->period,
 		(unsigned long long)(s->model.l1_load_miss + s->model.l1_store_miss),
 		(unsigned long long)s->model.coherence_miss,
 		(unsigned long long)s->model.false_sharing_miss);
 	if (s->partial_bytes)
-		fprintf(stderr, "%s: the trace ends in a cut record (%zu bytes ignored)\n",
-			run->who, s->partial_bytes);
+		fprintf(f, "%s: the trace ends in a cut record (%zu bytes ignored)\n", who,
+			s->partial_bytes);
 	if (s->bad_sites)
-		fprintf(stderr, "%s: %llu records named no site of the program (dropped)\n",
-			run->who, (unsigned long long)s->bad_sites);
+		fprintf(f, "%s: %llu records named no site of the program (dropped)\n", who,
+			(unsigned long long)s->bad_sites);
 }
 
 int layout_instr_record(const struct layout_instr_run *run, FILE *out, int *wait_status)
@@ -176,7 +176,7 @@ int layout_instr_record(const struct layout_instr_run *run, FILE *out, int *wait
 	if (rc < 0)
 		fprintf(stderr, "%s: %s\n", run->who, err);
 	else
-		print_summary(run, &sum);
+		layout_instr_print_summary(stderr, run->who, &sum);
 	clean_up(run->who, dir, trace);
 	return rc;
 }

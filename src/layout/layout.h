@@ -359,6 +359,8 @@ struct layout_instr_summary {
 int layout_instr_collect(const char *trace, const char *binary, FILE *out,
 			 const struct layout_instr_options *o, struct layout_instr_summary *sum,
 			 char *err, size_t err_size);
+/* One line of what was replayed (and lines for a cut trace, dropped records). */
+void layout_instr_print_summary(FILE *f, const char *who, const struct layout_instr_summary *s);
 /* Does binary hold the site table of `lever cc --layout`? */
 bool layout_instr_has_sites(const char *binary);
 

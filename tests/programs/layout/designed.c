@@ -9,7 +9,9 @@
  *    order: four line misses per element, one once the hot fields share a
  *    line (the suggestion saves 3 of 4, what the thesis's estimate E says).
  *  - struct counters: `left` and `right` on one line, written by two
- *    threads at the same time, after the scan (false sharing); the
+ *    threads at the same time (stores only: every store that finds the
+ *    line taken by the other thread misses), after the scan (false
+ *    sharing); the
  *    suggestion puts them on separate lines.
  *
  * The layouts come from the file named by DESIGNED_LAYOUT when it is
@@ -17,13 +19,15 @@
  * `lever layout report`'s suggestion and rebuild. It must define both
  * structs with the same members; only their order and alignment change.
  *
- * usage: designed [PASSES [ELEMENTS [INCREMENTS]]]; prints a checksum that
+ * usage: designed [PASSES [ELEMENTS [INCREMENTS [LOCKSTEP]]]]; prints a checksum that
  * is the same for every layout.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #ifdef DESIGNED_LAYOUT
 #include DESIGNED_LAYOUT
@@ -47,23 +51,60 @@ struct counters {
 
 static struct counters counters;
 static unsigned long increments = 2000000;
+static pthread_barrier_t start_together;
+
+/*
+ * Lockstep (LOCKSTEP > 0): the threads take turns, LOCKSTEP increments
+ * each, through `turn` (on a line of its own, not a struct field), so that
+ * their writes interleave however the machine schedules them; a test on a
+ * loaded machine needs that. 0 (the default): they run free, as a real
+ * program would, and interleave only when they really run at once.
+ */
+static unsigned long lockstep;
+static _Alignas(64) unsigned long turn;
+
+static void wait_turn(unsigned long parity)
+{
+	for (unsigned spins = 0; __atomic_load_n(&turn, __ATOMIC_ACQUIRE) % 2 != parity; spins++)
+		if (spins > 1000)
+			sched_yield();
+}
 
 static void *count_left(void *arg)
 {
 	(void)arg;
-	for (unsigned long i = 0; i < increments; i++)
-		counters.left++;
+	pthread_barrier_wait(&start_together);
+	for (unsigned long i = 0; i < increments; i++) {
+		if (lockstep && i % lockstep == 0)
+			wait_turn(0);
+		counters.left = i + 1;
+		if (lockstep && (i % lockstep == lockstep - 1 || i == increments - 1))
+			__atomic_fetch_add(&turn, 1, __ATOMIC_RELEASE);
+	}
 	return NULL;
 }
 
 static void *count_right(void *arg)
 {
 	(void)arg;
-	for (unsigned long i = 0; i < increments; i++)
-		counters.right++;
+	pthread_barrier_wait(&start_together);
+	for (unsigned long i = 0; i < increments; i++) {
+		if (lockstep && i % lockstep == 0)
+			wait_turn(1);
+		counters.right = i + 1;
+		if (lockstep && (i % lockstep == lockstep - 1 || i == increments - 1))
+			__atomic_fetch_add(&turn, 1, __ATOMIC_RELEASE);
+	}
 	return NULL;
 }
 
+/*
+ * Cold means rarely used, not never: one element in 256 also gets its cold
+ * arrays written. (Were every element's cold bytes written right after its
+ * hot field, those writes would hit in the original layout and miss once
+ * the hot fields move away: misses the record cannot show and the estimate
+ * cannot count.)
+ */
 static void fill(struct record *r, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -71,7 +112,10 @@ static void fill(struct record *r, size_t n)
 		r[i].hot_b = (long)(i * 3);
 		r[i].hot_c = (long)(i ^ 0x55);
 		r[i].hot_d = 1;
-		r[i].cold_1[0] = r[i].cold_2[0] = r[i].cold_3[0] = r[i].cold_4[0] = (char)i;
+		if (i % 256 == 0) {
+			r[i].cold_1[0] = r[i].cold_2[0] = (char)i;
+			r[i].cold_3[0] = r[i].cold_4[0] = (char)i;
+		}
 	}
 }
 
@@ -104,11 +148,15 @@ int main(int argc, char **argv)
 
 	if (argc > 3)
 		increments = strtoul(argv[3], NULL, 0);
+	if (argc > 4)
+		lockstep = strtoul(argv[4], NULL, 0);
 	if (!n || (n & (n - 1))) {
 		fprintf(stderr, "designed: ELEMENTS must be a power of two\n");
 		return 2;
 	}
 	r = aligned_alloc(64, n * sizeof(*r));
+	if (r)
+		memset(r, 0, n * sizeof(*r));
 	if (!r) {
 		fprintf(stderr, "designed: out of memory\n");
 		return 1;
@@ -116,6 +164,7 @@ int main(int argc, char **argv)
 	fill(r, n);
 	sum = scan(r, n, passes);
 	/* after the scan, so that the two threads have the CPUs to themselves and overlap */
+	pthread_barrier_init(&start_together, NULL, 2);
 	if (pthread_create(&left, NULL, count_left, NULL) ||
 	    pthread_create(&right, NULL, count_right, NULL)) {
 		fprintf(stderr, "designed: cannot start the threads\n");
