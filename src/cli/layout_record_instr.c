@@ -50,7 +50,7 @@ static int parse_instr_options(struct instr_cli *o, int argc, char **argv)
 		     "a window of accesses per thread (default 65536)"),
 	    CLI_UINT(0, "burst", &o->burst, "N", 1, INT32_MAX,
 		     "accesses logged at the start of each window\n"
-		     "(default 4096; N = PERIOD logs every access)"),
+		     "(default 1024; N = PERIOD logs every access)"),
 	    CLI_ENUM(0, "event", &o->event, "EVENT", layout_instr_event_names,
 		     "what the samples count: l1 (L1 load and store misses,\n"
 		     "default), l1-load, l2, llc, coherence"),

@@ -126,8 +126,8 @@ grep -q 'aligned(64)' "$WORK/suggested.h" && pass "counters' groups start cache 
 "$LEVER" layout record --source=instr -o "$WORK/sampled.record" \
 	-- "$WORK/original" 2 32768 2000000 >/dev/null 2>"$WORK/record3.err" ||
 	{ cat "$WORK/record3.err"; fail "record at the default rate"; }
-grep -q '^period	16$' "$WORK/sampled.record" && pass "sampled record: period 16 (4096 of 65536)" ||
-	fail "sampled record has no period 16: $(grep period "$WORK/sampled.record")"
+grep -q '^period	64$' "$WORK/sampled.record" && pass "sampled record: period 64 (1024 of 65536)" ||
+	fail "sampled record has no period 64: $(grep period "$WORK/sampled.record")"
 "$LEVER" layout report "$WORK/sampled.record" >"$WORK/sampled.report" 2>&1
 grep -m1 -q '^In struct record you will save' "$WORK/sampled.report" &&
 	pass "sampled: struct record still ranks first" ||

@@ -44,7 +44,7 @@
  * rather than isolated accesses). PERIOD = BURST logs every access.
  */
 #define LAYOUT_INSTR_DEFAULT_PERIOD 65536
-#define LAYOUT_INSTR_DEFAULT_BURST  4096
+#define LAYOUT_INSTR_DEFAULT_BURST  1024
 
 #define LAYOUT_INSTR_NAME_MAX	64
 #define LAYOUT_INSTR_FILE_MAX	104
