@@ -32,6 +32,7 @@ args="16 262144 10000000"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$out"
+out=$(cd "$out" && pwd)
 uptime >"$out/uptime-before.txt"
 {
 	echo "date: $(date -u +%FT%TZ)"
