@@ -16,3 +16,8 @@ endif()
 lever_unit_test(test_layout_record
   SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_layout_record.c
   LIBS lever_layout lever_report lever_base m)
+# The `instr` replay (src/layout/instr.c) against this binary's own site and
+# member tables and hand-made traces (layout-instr, issue 17).
+lever_unit_test(test_layout_instr
+  SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_layout_instr.c
+  LIBS lever_layout lever_report lever_elf lever_base m)
