@@ -39,6 +39,9 @@ bool causal_parse_arrival_speedup(const char *text, uint64_t *ns);
 /* `lever layout record --source=instr` (layout_record_instr.c; layout-instr, issue 17). */
 int layout_record_instr(int argc, char **argv);
 
+/* `lever layout refs` (layout_refs.c): the static reference table of a binary. */
+int cmd_layout_refs(int argc, char **argv);
+
 /*
  * What an existing file holds if it is data a run produced (a causal profile,
  * samples), for report_output_check(); NULL for anything else (data_files.c).

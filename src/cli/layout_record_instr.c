@@ -4,7 +4,7 @@
  * a program built with `lever cc --layout` and write the record its trace
  * gives through the cache model (src/layout/instr*.c), or, with --trace,
  * replay a trace already written. The other sources (pmu, clock) are
- * `lever layout record`'s own; this file is what it calls for instr.
+ * `lever layout record`'s own (layout.c); it hands --source=instr here.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -77,7 +77,7 @@ static int parse_instr_options(struct instr_cli *o, int argc, char **argv)
 	if (ret)
 		return ret;
 	if (!o->source_given)
-		return cli_usage_error(&cmd, "this build records only --source=instr");
+		return cli_usage_error(&cmd, "these options are --source=instr's");
 	if (o->burst > o->period)
 		return cli_usage_error(&cmd, "--burst %llu is more than the period %llu",
 				       (unsigned long long)o->burst, (unsigned long long)o->period);

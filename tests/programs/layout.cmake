@@ -1,3 +1,13 @@
+# Programs for the layout room's tests (tests/e2e/layout_*.sh): record_hot
+# chases pointers through one hot field of a struct (the `clock` source's
+# designed program). Built with frame pointers and -g as a user profiling
+# it would; -O2 so that the loop is the tight one a real program has.
+set(LAYOUT_PROGRAMS_DIR ${CMAKE_BINARY_DIR}/tests/programs/layout)
+add_executable(layout_prog_record_hot ${CMAKE_SOURCE_DIR}/tests/programs/layout/record_hot.c)
+target_compile_options(layout_prog_record_hot PRIVATE -O2 -g -fno-omit-frame-pointer)
+set_target_properties(layout_prog_record_hot PROPERTIES OUTPUT_NAME record_hot
+  RUNTIME_OUTPUT_DIRECTORY ${LAYOUT_PROGRAMS_DIR})
+
 # The designed program of issue 17's must-show 2 (tests/programs/layout/designed.c),
 # built plainly as a compile check and as the bare baseline of
 # bench/layout/designed.sh; tests/e2e/layout_instr.sh builds it with
@@ -6,4 +16,4 @@ add_executable(layout_designed ${CMAKE_SOURCE_DIR}/tests/programs/layout/designe
 target_compile_options(layout_designed PRIVATE -g -O2)
 target_link_libraries(layout_designed PRIVATE Threads::Threads)
 set_target_properties(layout_designed PROPERTIES OUTPUT_NAME designed
-  RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests/programs/layout)
+  RUNTIME_OUTPUT_DIRECTORY ${LAYOUT_PROGRAMS_DIR})

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# lever layout record (issue 17) on record_hot, a program whose only
+# cache-missing load reads field `hot` (offset 48) of 64-byte structs at
+# random: with --source=clock the record must carry the program's build ID,
+# put the samples on that load (the instruction before the interrupted pc)
+# and compute data addresses that fall on `hot` inside the array the
+# program prints. Also: the fallback from pmu (and the error when pmu is
+# asked for) on machines without one, the program's exit status passed on,
+# children followed into their own module, merge and pprof export of real
+# records, and clear errors.
+set -uo pipefail
+build=$(cd "$1" && pwd)
+src=$2
+lever=$build/bin/lever
+prog=$build/tests/programs/layout/record_hot
+. "$src/tests/e2e/lib/skip.sh"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+field() { awk -F'\t' -v k="$2" '$1 == "stat" && $2 == k { print $3 }' "$1"; }
+
+"$lever" layout record --source=clock -o "$tmp/probe.record" -- true 2>"$tmp/probe.err" ||
+	if grep -q 'perf_event_open' "$tmp/probe.err"; then
+		skip_test "perf_event_open is not permitted here: $(cat "$tmp/probe.err")"
+	fi
+
+# --- the designed program, default source (pmu self-test, then clock here)
+"$lever" layout record -o "$tmp/r.record" -- "$prog" 20000000 >"$tmp/out.txt" 2>"$tmp/err.txt"
+rc=$?
+[ $rc -eq 0 ] || fail "record exited $rc: $(cat "$tmp/err.txt")"
+if [ ! -e /sys/bus/event_source/devices/cpu/events/mem-loads ] &&
+	[ ! -e /sys/bus/event_source/devices/ibs_op ]; then
+	grep -q '^lever layout record: no PMU memory sampling here (.*); using --source=clock$' \
+		"$tmp/err.txt" || fail "no one-line fallback message: $(cat "$tmp/err.txt")"
+	"$lever" layout record --source=pmu -o "$tmp/pmu.record" -- true 2>"$tmp/pmu.err"
+	rc=$?
+	[ $rc -eq 1 ] || fail "--source=pmu without a PMU exited $rc, not 1"
+	grep -q '^lever layout record: --source=pmu: no memory-sampling PMU' "$tmp/pmu.err" ||
+		fail "--source=pmu: no clear error: $(cat "$tmp/pmu.err")"
+	[ ! -e "$tmp/pmu.record" ] || fail "--source=pmu failed but wrote a record"
+fi
+head -1 "$tmp/r.record" | grep -q $'^lever-layout-record\t2$' || fail "not a version-2 record"
+build_id=$(readelf -n "$prog" | awk '/Build ID/ { print $3 }')
+grep -q "^program	$prog	$build_id\$" "$tmp/r.record" || fail "no program line with build ID $build_id"
+grep -q $'^source\tclock\tcpu-clock$' "$tmp/r.record" || fail "no source line"
+grep -q $'^period\t1000000$' "$tmp/r.record" || fail "default rate is not 1000 Hz (period 1 ms)"
+samples=$(field "$tmp/r.record" samples)
+memory=$(field "$tmp/r.record" memory-samples)
+[ "${samples:-0}" -ge 100 ] || fail "only ${samples:-0} samples of a program running ~1 s"
+for k in lost throttled no-memory-operand address-unknown outside-known-code; do
+	[ -n "$(field "$tmp/r.record" $k)" ] || fail "no '$k' counter"
+done
+
+# the load of `hot`: the objdump of sum_hot names it (add/mov 0x30(...)), and it has most samples
+hot_pc=$(objdump -d --no-show-raw-insn "$prog" | awk '/^[0-9a-f]+ <sum_hot[^>]*>:$/ { f = 1 } f && !done && /0x30\(/ { sub(":", "", $1); print "0x" $1; done = 1 }')
+[ -n "$hot_pc" ] || fail "cannot find the load of hot in sum_hot"
+top=$(awk -F'\t' '$1 == "sample" { print $3, $2 }' "$tmp/r.record" | sort -rn | head -1)
+top_count=${top%% *}
+top_pc=${top##* }
+[ "$((top_pc))" -eq "$((hot_pc))" ] || fail "most samples at $top_pc, not the load of hot $hot_pc"
+[ "$((top_count * 100))" -ge "$((memory * 80))" ] ||
+	fail "the load of hot has $top_count of $memory memory samples (< 80%)"
+
+# the data addresses: on `hot` (offset 48 of a 64-byte struct) inside the array
+read -r _ lo hi _ size _ off < <(grep '^nodes ' "$tmp/out.txt")
+awk -F'\t' -v pc="$top_pc" -v lo="$((lo))" -v hi="$((hi))" -v size="$size" -v off="$off" '
+	function hex(s,  i, v) { v = 0; s = tolower(substr(s, 3)); for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return v }
+	$1 == "access" && $2 == pc { a = hex($3); n += $6; if (a >= lo && a < hi && (a - lo) % size == off && $5 == "r") good += $6 }
+	END { printf "%d %d\n", good, n }' "$tmp/r.record" >"$tmp/acc.txt"
+read -r good total <"$tmp/acc.txt"
+[ "${total:-0}" -gt 0 ] || fail "no data addresses at the load of hot"
+[ "${good:-0}" -eq "${total:-0}" ] || fail "$good of $total data addresses fall on hot in [$lo, $hi)"
+
+# the report names the struct and the field (static part from layout_static_write)
+"$lever" layout report "$tmp/r.record" >"$tmp/report.txt" 2>"$tmp/report.err" || fail "report exited $?: $(cat "$tmp/report.err")"
+grep -q '^In struct node you will save' "$tmp/report.txt" || fail "report does not rank struct node"
+hot_raw=$(awk '/^struct node \{/ { f = 1 } f && / hot;/ { for (i = 1; i <= NF; i++) if ($i == "raw") print $(i + 1); exit }' "$tmp/report.txt")
+max_raw=$(awk '/^struct node \{/ { f = 1 } f && /raw/ { for (i = 1; i <= NF; i++) if ($i == "raw" && $(i + 1) > m) m = $(i + 1) } f && /^};/ { print m; exit }' "$tmp/report.txt")
+[ -n "$hot_raw" ] && [ "$hot_raw" = "$max_raw" ] || fail "field hot (raw ${hot_raw:-none}) is not node's hottest (raw ${max_raw:-none})"
+[ "$((hot_raw * 100))" -ge "$((memory * 80))" ] || fail "hot has $hot_raw of $memory samples"
+
+# --- exit status passed on; a record still written
+"$lever" layout record --source=clock -o "$tmp/exit.record" -- sh -c 'exit 3' 2>/dev/null
+rc=$?
+[ $rc -eq 3 ] || fail "the program's exit status 3 came back as $rc"
+[ -s "$tmp/exit.record" ] || fail "no record for a program that failed"
+
+# --- children followed: sh runs record_hot, whose samples go to its own module
+"$lever" layout record --source=clock -o "$tmp/child.record" -- sh -c "'$prog' 5000000 >/dev/null" 2>/dev/null ||
+	fail "record of sh -c exited $?"
+awk -F'\t' -v p="$prog" '$1 == "module" && $2 == p { m = 1; next } $1 == "module" { m = 0 } m && $1 == "sample" { n += $3 } END { exit !(n > 10) }' \
+	"$tmp/child.record" || fail "record_hot run by sh: no samples in its module"
+
+# --- merge sums; export --pprof gives a gzip
+"$lever" layout record --source=clock -o "$tmp/r2.record" -- "$prog" 5000000 >/dev/null 2>&1
+"$lever" layout merge -o "$tmp/m.record" "$tmp/r.record" "$tmp/r2.record" || fail "merge exited $?"
+want=$(($(field "$tmp/r.record" samples) + $(field "$tmp/r2.record" samples)))
+[ "$(field "$tmp/m.record" samples)" = "$want" ] || fail "merged samples $(field "$tmp/m.record" samples), not $want"
+"$lever" layout merge -o "$tmp/m2.record" "$tmp/r.record" "$tmp/child.record" 2>"$tmp/merge.err" &&
+	fail "merge of two builds succeeded"
+grep -q 'different builds' "$tmp/merge.err" || fail "merge of two builds: $(cat "$tmp/merge.err")"
+"$lever" layout export --pprof "$tmp/p.pb.gz" "$tmp/m.record" || fail "export exited $?"
+[ "$(head -c2 "$tmp/p.pb.gz" | od -An -tx1 | tr -d ' ')" = 1f8b ] || fail "pprof export is not gzip"
+
+# --- errors
+"$lever" layout record -o "$tmp/r.record" -- true 2>"$tmp/e.txt" && fail "replaced a record without --force"
+grep -q 'refusing' "$tmp/e.txt" || fail "no refusal to replace: $(cat "$tmp/e.txt")"
+"$lever" layout record -o "$tmp/x.record" -- /nonexistent/prog 2>"$tmp/e.txt"
+rc=$?
+[ $rc -eq 1 ] || fail "a missing program exited $rc"
+grep -q '/nonexistent/prog: No such file' "$tmp/e.txt" || fail "missing program: $(cat "$tmp/e.txt")"
+"$lever" layout record -F 10 -c 10 -- true 2>/dev/null
+[ $? -eq 2 ] || fail "-F with -c is not a usage error"
+"$lever" layout record --mmap-pages 3 -- true 2>/dev/null
+[ $? -eq 2 ] || fail "--mmap-pages 3 is not a usage error"
+"$lever" layout record 2>/dev/null
+[ $? -eq 2 ] || fail "no PROGRAM is not a usage error"
+
+[ $fails -eq 0 ] && echo "layout_record: ok ($samples samples, $top_count at the load of hot, $good/$total addresses on hot)"
+exit $((fails > 0))
