@@ -66,6 +66,21 @@ cd "$tmp"
 "$lever" compare --randomize=heap,code,stack -n "$runs" -w 2 --no-progress --json \
 	-- "./original $args" "./suggested $args" >"$out/layout.json"
 
+# The same pair by CPU time (user + sys, which waits for a CPU on a loaded
+# machine do not inflate as they do wall time): interleaved runs under
+# lever stabilize with seed i for both, compared with lever compare --samples.
+: >"$out/layout-cpu-original.txt"
+: >"$out/layout-cpu-suggested.txt"
+for i in $(seq "$runs"); do
+	for side in original suggested; do
+		/usr/bin/time -f "%U %S" -o "$tmp/time" \
+			"$lever" stabilize --heap --code --stack --seed "$i" -- "./$side" $args >/dev/null
+		awk '{ printf "%.3f\n", $1 + $2 }' "$tmp/time" >>"$out/layout-cpu-$side.txt"
+	done
+done
+"$lever" compare --samples --json "$out/layout-cpu-original.txt" "$out/layout-cpu-suggested.txt" \
+	>"$out/layout-cpu.json"
+
 # --- 3. overhead of instr ----------------------------------------------------
 "$lever" compare -n "$runs" -w 2 --no-progress --json \
 	-- "./bare $args" "./instr $args" >"$out/overhead-idle.json"

@@ -27,11 +27,13 @@ print("| comparison (A vs B) | runs | median A ± MAD (s) | median B ± MAD (s) 
 print("|---|---|---|---|---|---|")
 print(row("original vs suggested layout, --randomize=heap,code,stack (speedup A/B, 95% CI)",
           load("layout.json"), False))
+print(row("the same, user+sys CPU time under lever stabilize (seed i for both; speedup A/B)",
+          load("layout-cpu.json"), False))
 print(row("bare vs lever cc --layout, not recording (time B/A)", load("overhead-idle.json"), True))
 print(row("bare vs lever cc --layout, recording at the default rate (time B/A)",
           load("overhead-recording.json"), True))
 print()
-for name in ("layout.json", "overhead-idle.json", "overhead-recording.json"):
+for name in ("layout.json", "layout-cpu.json", "overhead-idle.json", "overhead-recording.json"):
     print("- %s: %s" % (name, load(name)["verdict"]))
 for name in ("setup.txt", "uptime-before.txt", "uptime-after.txt"):
     with open(os.path.join(raw, name)) as f:
