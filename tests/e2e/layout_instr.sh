@@ -10,6 +10,8 @@
 #  - the program computes the same thing in every build;
 #  - at the default (sampled) rate the record says so (period) and still
 #    ranks record first with the hot fields;
+#  - the clock source (lever layout record --source=clock, a plain -g build)
+#    ranks record first and puts more samples on its hot fields than cold;
 #  - a trace cut mid-record (a crash) is replayed up to the cut; bad inputs
 #    give one clear line and exit 1.
 # usage: layout_instr.sh BUILD_DIR SOURCE_DIR
@@ -140,6 +142,29 @@ sampled_order=$(awk '/^\/\* record, suggested by/ { on = 1; next } on && /^struc
 [ "$sampled_order" = "hot_a hot_b hot_c hot_d " ] &&
 	pass "sampled: the hot fields lead the suggestion" ||
 	fail "sampled suggestion begins: '$sampled_order'"
+
+# --- the clock source on the same program (layout-record's collector) --------
+# A plain -g build, sampled by CPU time: the scan's four loads stall, so the
+# samples fall on them and the static references name record's hot fields.
+# Counts depend on where the clock lands, so only the ranking is checked.
+gcc -O2 -g -pthread "$PROG" -o "$WORK/plain"
+if "$LEVER" layout record --source=clock -o "$WORK/clock.record" \
+	-- "$WORK/plain" 64 32768 100000 >/dev/null 2>"$WORK/clock.err"; then
+	"$LEVER" layout report "$WORK/clock.record" >"$WORK/clock.report" 2>&1
+	first=$(grep -m1 '^In struct' "$WORK/clock.report")
+	case $first in
+	"In struct record you will save "*) pass "clock: struct record ranks first too" ;;
+	*) fail "clock: the first suggestion is not struct record: '$first'" ;;
+	esac
+	hot=$(awk '/^struct record \{/ { on = 1 } on && /^};/ { exit }
+		on && /raw/ { for (i = 1; i <= NF; i++) if ($i == "raw") r = $(i + 1)
+			if ($0 ~ /hot_/) h += r; else c += r }
+		END { print h + 0, c + 0 }' "$WORK/clock.report")
+	[ "${hot% *}" -gt "${hot#* }" ] && pass "clock: hot fields ${hot% *} samples, cold ${hot#* }" ||
+		fail "clock: hot/cold samples '$hot'"
+else
+	fail "record --source=clock: $(cat "$WORK/clock.err")"
+fi
 
 # --- a cut trace and bad inputs ---------------------------------------------
 LEVER_LAYOUT_TRACE=$WORK/trace LEVER_LAYOUT_PERIOD=1 LEVER_LAYOUT_BURST=1 \
