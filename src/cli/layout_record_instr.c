@@ -62,7 +62,7 @@ static int parse_instr_options(struct instr_cli *o, int argc, char **argv)
 	    CLI_END(),
 	};
 	const struct cli_command cmd = {
-	    .name = "lever layout record",
+	    .name = "lever layout record --source=instr",
 	    .usage = INSTR_USAGE,
 	    .description = instr_description,
 	    .options = table,
