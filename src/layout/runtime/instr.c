@@ -19,7 +19,9 @@
  * (buffers are mmap'ed once per thread), one line to stderr when it cannot
  * record, and never a change to what the program computes.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -256,9 +258,13 @@ void __lever_layout_access(const void *site, const void *addr)
 	r->tid = log->tid;
 	if (log->n == BUFFER_RECORDS)
 		flush_log(log);
-	/* the next access is logged while the burst lasts, then PERIOD - BURST are skipped */
+	/*
+	 * The call comes when the countdown reaches 0, so a countdown of n
+	 * logs the n-th access from now: the next one while the burst lasts,
+	 * then the one after PERIOD - BURST skipped accesses.
+	 */
 	if (--log->burst_left)
 		__lever_layout_countdown = 1;
 	else
-		__lever_layout_countdown = (int)(period - burst ? period - burst : 1);
+		__lever_layout_countdown = (int)(period - burst + 1);
 }
