@@ -10,12 +10,13 @@
 #  2. lever compare of the two builds under Stabilizer's randomization
 #     (--randomize=heap,code,stack, runs interleaved, a fresh seed per run):
 #     does the suggested layout run measurably faster?
-#  3. the overhead of instr: the bare program (gcc -O2) against the same
+#  3. the overhead of instr (wall time with lever compare, and CPU time from
+#     interleaved runs): the bare program (gcc -O2) against the same
 #     program built with `lever cc --layout`, not recording and recording at
-#     the default rate (4096 of every 65536 accesses per thread), as ratios.
+#     the default rate (1024 of every 65536 accesses per thread), as ratios.
 #
 # Raw data (every comparison's JSON, with each run's time, and the record,
-# report and header) goes to OUT (default bench/results/layout-raw), with
+# report and header) goes to OUT (default bench/results/layout-designed-raw), with
 # `uptime` before and after; bench/layout/table.sh turns it into the table.
 #
 #   bench/layout/designed.sh [BUILD_DIR] [RUNS] [OUT]
@@ -24,7 +25,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 build=$(cd "${1:-build}" && pwd)
 runs=${2:-20}
-out=${3:-$src/bench/results/layout-raw}
+out=${3:-$src/bench/results/layout-designed-raw}
 lever=$build/bin/lever
 prog=$src/tests/programs/layout/designed.c
 # 16 passes over 262144 elements (64 MiB), 10^7 stores per thread, free-running
@@ -88,5 +89,22 @@ done
 	-- "./bare $args" "env LEVER_LAYOUT_TRACE=$tmp/run.trace ./instr $args" \
 	>"$out/overhead-recording.json"
 ls -l "$tmp/run.trace" | awk '{ print "trace bytes per run: " $5 }' >>"$out/setup.txt"
+# and by CPU time (user + sys), the three interleaved
+for side in bare idle recording; do : >"$out/overhead-cpu-$side.txt"; done
+for i in $(seq "$runs"); do
+	for side in bare idle recording; do
+		case $side in
+		bare) cmd=(./bare) ;;
+		idle) cmd=(./instr) ;;
+		recording) cmd=(env "LEVER_LAYOUT_TRACE=$tmp/run.trace" ./instr) ;;
+		esac
+		/usr/bin/time -f "%U %S" -o "$tmp/time" "${cmd[@]}" $args >/dev/null
+		awk '{ printf "%.3f\n", $1 + $2 }' "$tmp/time" >>"$out/overhead-cpu-$side.txt"
+	done
+done
+for side in idle recording; do
+	"$lever" compare --samples --json "$out/overhead-cpu-bare.txt" \
+		"$out/overhead-cpu-$side.txt" >"$out/overhead-cpu-$side.json"
+done
 uptime >"$out/uptime-after.txt"
 "$here/table.sh" "$out"

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-3.0-or-later
 # The table of bench/layout/designed.sh from its raw data (default
-# bench/results/layout-raw), as Markdown on standard output.
+# bench/results/layout-designed-raw), as Markdown on standard output.
 #
 #   bench/layout/table.sh [RAW_DIR]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-raw=${1:-$here/../results/layout-raw}
+raw=${1:-$here/../results/layout-designed-raw}
 python3 - "$raw" <<'PY'
 import json, sys, os
 raw = sys.argv[1]
@@ -32,8 +32,13 @@ print(row("the same, user+sys CPU time under lever stabilize (seed i for both; s
 print(row("bare vs lever cc --layout, not recording (time B/A)", load("overhead-idle.json"), True))
 print(row("bare vs lever cc --layout, recording at the default rate (time B/A)",
           load("overhead-recording.json"), True))
+print(row("bare vs lever cc --layout, not recording, user+sys CPU time (B/A)",
+          load("overhead-cpu-idle.json"), True))
+print(row("bare vs lever cc --layout, recording, user+sys CPU time (B/A)",
+          load("overhead-cpu-recording.json"), True))
 print()
-for name in ("layout.json", "layout-cpu.json", "overhead-idle.json", "overhead-recording.json"):
+for name in ("layout.json", "layout-cpu.json", "overhead-idle.json", "overhead-recording.json",
+             "overhead-cpu-idle.json", "overhead-cpu-recording.json"):
     print("- %s: %s" % (name, load(name)["verdict"]))
 for name in ("setup.txt", "uptime-before.txt", "uptime-after.txt"):
     with open(os.path.join(raw, name)) as f:

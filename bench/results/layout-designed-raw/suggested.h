@@ -15,9 +15,14 @@ struct record {
 	/* size: 256, cachelines: 4, members: 8 */
 };
 struct counters {
-	volatile long int          right;                /*     0     8 */
-	volatile long int          left;                 /*     8     8 */
+	volatile long int          left __attribute__((aligned(64))); /*     0     8 */
 
-	/* size: 16, cachelines: 1, members: 2 */
-	/* last cacheline: 16 bytes */
+	/* XXX 56 bytes hole, try to pack */
+
+	/* --- cacheline 1 boundary (64 bytes) --- */
+	volatile long int          right __attribute__((aligned(64))); /*    64     8 */
+
+	/* size: 128, cachelines: 2, members: 2 */
+	/* sum members: 16, holes: 1, sum holes: 56 */
+	/* padding: 56 */
 };
