@@ -20,7 +20,8 @@
 #define INSTR_USAGE                                                                                \
 	"usage: lever layout record --source=instr [-c PERIOD] [--burst N] [--event EVENT]\n"      \
 	"                           [--cores N] [-o FILE] [--force] -- PROGRAM [ARGS...]\n"        \
-	"       lever layout record --source=instr --trace TRACE [OPTIONS] -- PROGRAM"
+	"       lever layout record --source=instr --trace TRACE [OPTIONS] -- PROGRAM\n"           \
+	"       lever layout record --source=instr --truth FILE -- PROGRAM"
 
 static const char instr_description[] =
     "Runs PROGRAM, built with `lever cc --layout` (GCC), with its layout runtime\n"
@@ -38,7 +39,7 @@ struct instr_cli {
 	int source, event;
 	uint64_t period, burst, cores;
 	bool source_given, force;
-	const char *output, *trace;
+	const char *output, *trace, *truth;
 };
 
 static int parse_instr_options(struct instr_cli *o, int argc, char **argv)
@@ -57,6 +58,10 @@ static int parse_instr_options(struct instr_cli *o, int argc, char **argv)
 	    CLI_UINT(0, "cores", &o->cores, "N", 1, 64, "simulated cores (default 4)"),
 	    CLI_STRING(0, "trace", &o->trace, "TRACE",
 		       "replay this trace of PROGRAM instead of running it"),
+	    CLI_STRING(0, "truth", &o->truth, "FILE",
+		       "write the plugin's (function, struct, field) table of\n"
+		       "PROGRAM to FILE, the truth for static references\n"
+		       "(layout_static_score.py --truth), and run nothing"),
 	    CLI_STRING('o', "output", &o->output, "FILE", "the record (default layout.record)"),
 	    CLI_FLAG(0, "force", &o->force, "replace an existing record"),
 	    CLI_END(),
@@ -104,6 +109,27 @@ static int replay_trace(const struct instr_cli *o, FILE *f)
 	return 0;
 }
 
+static int write_truth(const struct instr_cli *o)
+{
+	char err[1024] = "";
+	FILE *f = strcmp(o->truth, "-") == 0 ? stdout : fopen(o->truth, "w");
+	int rc;
+
+	if (!f) {
+		fprintf(stderr, "lever layout record: %s: %m\n", o->truth);
+		return 1;
+	}
+	rc = layout_instr_write_truth(o->run.argv[0], f, err, sizeof(err));
+	if (f != stdout && fclose(f))
+		rc = -1;
+	if (rc < 0) {
+		fprintf(stderr, "lever layout record: %s\n",
+			err[0] ? err : "cannot write the truth");
+		return 1;
+	}
+	return 0;
+}
+
 int layout_record_instr(int argc, char **argv)
 {
 	struct instr_cli o = {.output = "layout.record"};
@@ -118,6 +144,8 @@ int layout_record_instr(int argc, char **argv)
 	rc = parse_instr_options(&o, argc, argv);
 	if (rc)
 		return rc == CLI_HELP ? 0 : rc;
+	if (o.truth)
+		return write_truth(&o);
 	if (report_output_check(o.output, NULL, 0, o.force, cli_data_kind, err, sizeof(err))) {
 		fprintf(stderr, "lever layout record: %s (--force replaces it)\n", err);
 		return 1;

@@ -115,6 +115,7 @@ static void terminate_names(struct instr_program *p)
 
 		s->struct_name[sizeof(s->struct_name) - 1] = '\0';
 		s->field_name[sizeof(s->field_name) - 1] = '\0';
+		s->function[sizeof(s->function) - 1] = '\0';
 		s->file[sizeof(s->file) - 1] = '\0';
 	}
 	for (size_t i = 0; i < p->n_fields; i++) {
@@ -245,6 +246,54 @@ bool layout_instr_has_sites(const char *binary)
 		return false;
 	program_free(&p);
 	return true;
+}
+
+/* One truth line: FUNCTION (without a clone's ".constprop.0"), STRUCT, FIELD. */
+static int format_truth(const struct layout_instr_site *s, char *line, size_t size)
+{
+	size_t len = strcspn(s->function, ".");
+
+	return snprintf(line, size, "%.*s\t%s\t%s\n", (int)len, s->function, s->struct_name,
+			s->field_name);
+}
+
+static int by_text(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int layout_instr_write_truth(const char *binary, FILE *out, char *err, size_t err_size)
+{
+	struct instr_program p;
+	char **lines;
+	size_t n = 0;
+	int rc = 0;
+
+	if (read_program(binary, &p, err, err_size) < 0)
+		return -1;
+	lines = calloc(p.n_sites ? p.n_sites : 1, sizeof(*lines));
+	for (size_t i = 0; lines && i < p.n_sites; i++) {
+		char line[3 * LAYOUT_INSTR_NAME_MAX + 4];
+
+		format_truth(&p.sites[i], line, sizeof(line));
+		if (!(lines[n++] = strdup(line)))
+			rc = -1;
+	}
+	if (!lines || rc < 0) {
+		rc = fail(err, err_size, "out of memory");
+	} else {
+		qsort(lines, n, sizeof(*lines), by_text);
+		for (size_t i = 0; i < n; i++)
+			if (i == 0 || strcmp(lines[i], lines[i - 1]) != 0)
+				fputs(lines[i], out);
+		if (ferror(out))
+			rc = fail(err, err_size, "cannot write the truth");
+	}
+	for (size_t i = 0; lines && i < n; i++)
+		free(lines[i]);
+	free(lines);
+	program_free(&p);
+	return rc;
 }
 
 /* ------------------------------------------------------------ the trace */

@@ -588,6 +588,14 @@ int layout_instr_collect(const char *trace, const char *binary, FILE *out,
 			 char *err, size_t err_size);
 /* One line of what was replayed (and lines for a cut trace, dropped records). */
 void layout_instr_print_summary(FILE *f, const char *who, const struct layout_instr_summary *s);
+/*
+ * The plugin's ground truth for static references: every (function, struct,
+ * field) whose access it instrumented, one "FUNCTION<TAB>STRUCT<TAB>FIELD"
+ * line each, sorted and unique (tests/e2e/lib/layout_static_score.py
+ * --truth reads it). A clone's suffix (".constprop.0") is dropped. -1 with
+ * a message in err.
+ */
+int layout_instr_write_truth(const char *binary, FILE *out, char *err, size_t err_size);
 /* Does binary hold the site table of `lever cc --layout`? */
 bool layout_instr_has_sites(const char *binary);
 

@@ -12,6 +12,7 @@
 #    ranks record first with the hot fields;
 #  - the clock source (lever layout record --source=clock, a plain -g build)
 #    ranks record first and puts more samples on its hot fields than cold;
+#  - --truth lists every (function, struct, field) the plugin instrumented;
 #  - a trace cut mid-record (a crash) is replayed up to the cut; bad inputs
 #    give one clear line and exit 1.
 # usage: layout_instr.sh BUILD_DIR SOURCE_DIR
@@ -165,6 +166,20 @@ if "$LEVER" layout record --source=clock -o "$WORK/clock.record" \
 else
 	fail "record --source=clock: $(cat "$WORK/clock.err")"
 fi
+
+# --- the plugin's truth for static references (--truth) ----------------------
+# At -O0 nothing is inlined: each function names exactly the fields its source touches.
+"$LEVER" cc --layout -O0 -g -pthread "$PROG" -o "$WORK/o0" 2>/dev/null
+"$LEVER" layout record --source=instr --truth "$WORK/truth.tsv" -- "$WORK/o0" 2>"$WORK/truth.err"
+{
+	printf 'count_left\tcounters\tleft\ncount_right\tcounters\tright\n'
+	for f in cold_1 cold_2 cold_3 cold_4 hot_a hot_b hot_c hot_d; do printf 'fill\trecord\t%s\n' $f; done
+	printf 'main\tcounters\tleft\nmain\tcounters\tright\n'
+	for f in hot_a hot_b hot_c hot_d; do printf 'scan\trecord\t%s\n' $f; done
+} >"$WORK/truth.expected"
+cmp -s "$WORK/truth.tsv" "$WORK/truth.expected" &&
+	pass "--truth: every (function, struct, field) of designed.c at -O0" ||
+	fail "--truth: $(diff "$WORK/truth.expected" "$WORK/truth.tsv" | head; cat "$WORK/truth.err")"
 
 # --- a cut trace and bad inputs ---------------------------------------------
 LEVER_LAYOUT_TRACE=$WORK/trace LEVER_LAYOUT_PERIOD=1 LEVER_LAYOUT_BURST=1 \

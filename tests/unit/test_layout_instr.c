@@ -31,8 +31,9 @@
 /* struct bits { int f : 3; }: has bit-fields, cannot be recorded */
 #define SITE(s, f, off, sz, fl, idx)                                                               \
 	{                                                                                          \
-		.struct_name = s, .field_name = f, .file = "t.c", .line = 1, .offset = off,        \
-		.size = sz, .flags = fl, .field_index = idx                                        \
+		.struct_name = s, .field_name = f, .function = "fn_" f ".constprop.0",             \
+		.file = "t.c", .line = 1, .offset = off, .size = sz, .flags = fl,                  \
+		.field_index = idx                                                                 \
 	}
 __attribute__((section(LAYOUT_INSTR_SITES), used,
 	       aligned(8))) static const struct layout_instr_site sites[] = {
@@ -274,6 +275,28 @@ static void test_errors(void **state)
 	expect_error("/proc/self/exe", "not a lever layout trace");
 }
 
+/* The truth for static references: sorted, unique, clone suffixes dropped. */
+static void test_truth(void **state)
+{
+	char err[512], *text = NULL;
+	size_t size = 0;
+	FILE *out = open_memstream(&text, &size);
+
+	(void)state;
+	assert_int_equal(layout_instr_write_truth("/proc/self/exe", out, err, sizeof(err)), 0);
+	fclose(out);
+	assert_string_equal(text, "fn_a\tpair\ta\n"
+				  "fn_b\tpair\tb\n"
+				  "fn_f\tbits\tf\n"
+				  "fn_x\tshared\tx\n"
+				  "fn_y\tshared\ty\n");
+	free(text);
+	out = fopen("/dev/null", "w");
+	assert_int_equal(layout_instr_write_truth("/nonexistent", out, err, sizeof(err)), -1);
+	fclose(out);
+	assert_non_null(strstr(err, "/nonexistent"));
+}
+
 /* Random edits of a valid trace: a record or an error, never a crash. */
 static void test_fuzz(void **state)
 {
@@ -332,6 +355,7 @@ int main(void)
 	    cmocka_unit_test(test_sampled_period),
 	    cmocka_unit_test(test_cut_and_bad_records),
 	    cmocka_unit_test(test_errors),
+	    cmocka_unit_test(test_truth),
 	    cmocka_unit_test(test_fuzz),
 	};
 

@@ -58,7 +58,7 @@
 int plugin_is_GPL_compatible;
 
 struct site {
-	const char *struct_name, *field_name, *file;
+	const char *struct_name, *field_name, *function, *file;
 	unsigned line, offset, size, field_index;
 	bool write;
 };
@@ -215,6 +215,7 @@ static unsigned add_site(gimple *stmt, tree ref, tree outer, unsigned offset, un
 	(void)ref;
 	s.struct_name = struct_name(record);
 	s.field_name = IDENTIFIER_POINTER(DECL_NAME(field));
+	s.function = IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(current_function_decl));
 	s.file = path_tail(loc.file);
 	s.line = (unsigned)loc.line;
 	s.offset = offset;
@@ -422,6 +423,7 @@ static void emit_sites(void)
 
 		emit_fixed_string(s.struct_name, LAYOUT_INSTR_NAME_MAX);
 		emit_fixed_string(s.field_name, LAYOUT_INSTR_NAME_MAX);
+		emit_fixed_string(s.function, LAYOUT_INSTR_NAME_MAX);
 		emit_fixed_string(s.file, LAYOUT_INSTR_FILE_MAX);
 		emit_words(words, 6);
 	}

@@ -47,7 +47,7 @@
 #define LAYOUT_INSTR_DEFAULT_BURST  1024
 
 #define LAYOUT_INSTR_NAME_MAX	64
-#define LAYOUT_INSTR_FILE_MAX	104
+#define LAYOUT_INSTR_FILE_MAX	40
 #define LAYOUT_INSTR_TYPE_MAX	84
 #define LAYOUT_INSTR_ARRAY_MAX	24
 #define LAYOUT_INSTR_ENTRY_SIZE 256
@@ -57,7 +57,8 @@
 struct layout_instr_site {
 	char struct_name[LAYOUT_INSTR_NAME_MAX];
 	char field_name[LAYOUT_INSTR_NAME_MAX];
-	char file[LAYOUT_INSTR_FILE_MAX]; /* the last bytes of a longer path */
+	char function[LAYOUT_INSTR_NAME_MAX]; /* assembler name of the function it is in */
+	char file[LAYOUT_INSTR_FILE_MAX];     /* the last bytes of a longer path */
 	uint32_t line;
 	uint32_t offset; /* of the accessed bytes within the struct */
 	uint32_t size;	 /* bytes accessed */
