@@ -25,15 +25,17 @@
 #define REPORT_USAGE "usage: lever layout report [OPTIONS] RECORD"
 
 static const char report_description[] =
-    "Struct-layout analysis (AutoCPA). Subcommands: record, report, merge, export\n"
-    "(lever layout SUBCOMMAND --help). `report` reads a layout record\n"
+    "Struct-layout analysis (AutoCPA). Subcommands: record, report, refs, merge,\n"
+    "export (lever layout SUBCOMMAND --help). `report` reads a layout record\n"
     "(doc/formats/layout-record.md: struct layouts,\n"
     "the static table of which instruction touches which field, basic blocks and\n"
     "sampled miss counts per pc) and, per struct with samples:\n"
     "  - the layout as pahole prints it, with raw and block-adjusted samples per field\n"
     "  - false sharing: fields on one line written by one thread, used by another\n"
     "  - the suggested order as a C struct to paste, with its estimated saving\n"
-    "then the structs ranked by saving (\"In struct S you will save N misses\").\n";
+    "then the structs ranked by saving (\"In struct S you will save N misses\").\n"
+    "`lever layout refs BINARY` writes the structs, references and blocks of a\n"
+    "record from a binary's DWARF and code (lever layout refs --help).\n";
 
 static const char *const adjust_names[] = {"thesis", "repo-quirks", "none", NULL};
 static const enum layout_adjust_mode adjust_modes[] = {
@@ -115,6 +117,20 @@ static void print_text(FILE *out, const struct layout_options *o, const struct l
 		fprintf(out, " (1 per %llu events)", (unsigned long long)rec->period);
 	fprintf(out, ", %llu without a reference (dropped); %zu of %zu structs sampled\n",
 		(unsigned long long)rec->program.unattributed, n, rec->program.n_structs);
+	/* what the collector could not use, so that nothing is lost unseen */
+	if (rec->source)
+		fprintf(out,
+			"recorded by %s (%s): %llu samples, %llu without a memory operand, %llu "
+			"lost, throttled %llu times\n",
+			rec->source, rec->event,
+			(unsigned long long)layout_record_stat(rec, "samples"),
+			(unsigned long long)layout_record_stat(rec, "no-memory-operand"),
+			(unsigned long long)layout_record_stat(rec, "lost"),
+			(unsigned long long)layout_record_stat(rec, "throttled"));
+	if (!rec->program.n_structs && rec->n_samples)
+		fprintf(out,
+			"the record has no structs: the program has no DWARF (build it with -g), "
+			"or its static part was left out\n");
 	for (size_t i = 0; i < n; i++) {
 		fprintf(out, "\n");
 		layout_print_annotated(out, sg[i].s);
@@ -209,7 +225,7 @@ static int layout_report(struct layout_options *o)
 /* ------------------------------------------------------------ record */
 
 #define RECORD_USAGE                                                                               \
-	"usage: lever layout record [--source=pmu|clock|instr] [-a] [-F FREQ | -c PERIOD]\n"       \
+	"usage: lever layout record [--source=pmu|clock|instr] [-a] [-g] [-F FREQ | -c PERIOD]\n"  \
 	"                           [-o FILE] [--force] -- PROGRAM [ARGS...]"
 
 static const char record_description[] =
@@ -254,6 +270,9 @@ static int parse_record_options(struct record_options *o, int argc, char **argv)
 		     "one sample per PERIOD events (pmu) or nanoseconds of\n"
 		     "CPU time (clock)",
 		     .given = &o->period_given),
+	    CLI_FLAG('g', "call-graph", &o->c.callchain,
+		     "record user call chains (frame pointers: build with\n"
+		     "-fno-omit-frame-pointer) as `chain` lines"),
 	    CLI_ENUM(0, "skid", &o->skid, "MODE", skid_names,
 		     "clock: the instruction a sample stands for: previous\n"
 		     "(default; the one before the interrupted pc) or none"),
@@ -319,6 +338,8 @@ static int layout_record(int argc, char **argv)
 	o.c.source_given = o.source_given;
 	o.c.skid = (enum layout_skid)o.skid;
 	o.c.ring_pages = (unsigned)o.pages;
+	/* where the PMUs are described (sysfs); tests point it at a synthetic tree */
+	o.c.pmu_root = getenv("LEVER_EVENT_SOURCE_DIR");
 	o.c.output_name = o.output;
 	if (o.period_given)
 		o.c.period = o.period;

@@ -124,13 +124,13 @@ int cmd_layout_refs(int argc, char **argv)
 		return 1;
 	}
 	if (!o.quiet)
-		fprintf(
-		    stderr,
-		    "lever layout refs: %s: %zu functions, %zu memory operands, %zu resolved "
-		    "to struct fields; %zu structs, %zu refs, %zu blocks written; %zu "
-		    "referenced structs left out (bitfields, packed, unions: see the # lines)%s\n",
-		    o.binary, stats.functions, stats.memory_operands, stats.typed_operands,
-		    stats.structs, stats.refs, stats.blocks, stats.unsupported,
-		    stats.from_cache ? " (from the cache)" : "");
+		fprintf(stderr,
+			"lever layout refs: %s: %zu functions, %zu memory operands, %zu resolved "
+			"to struct fields; %zu structs, %zu refs, %zu blocks written; %zu "
+			"referenced structs left out (bitfields, packed, unions, system headers: "
+			"see the # lines)%s\n",
+			o.binary, stats.functions, stats.memory_operands, stats.typed_operands,
+			stats.structs, stats.refs, stats.blocks, stats.unsupported,
+			stats.from_cache ? " (from the cache)" : "");
 	return 0;
 }

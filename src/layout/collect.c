@@ -55,6 +55,8 @@ struct side_event {
 struct raw_sample {
 	uint64_t time, ip, addr, data_src;
 	uint32_t pid, tid;
+	size_t chain_at; /* its user call chain: frames[chain_at..+chain_n) */
+	uint32_t chain_n;
 	uint64_t regs_valid;
 	uint64_t regs[LAYOUT_PERF_REGS];
 };
@@ -82,7 +84,12 @@ struct collector {
 	size_t n_side, side_cap;
 	struct raw_sample *samples;
 	size_t n_samples, samples_cap;
+	uint64_t *frames; /* the call chains' return addresses, all samples' */
+	size_t n_frames, frames_cap;
 	uint64_t lost, throttled, malformed;
+	uint64_t kernel; /* samples in the kernel (ibs_op): not ours to attribute */
+	uint64_t own;	 /* -a: samples of lever itself, left out (spec §7 "filter the daemon") */
+	uint32_t self_pid;
 	bool out_of_memory;
 };
 
@@ -188,6 +195,15 @@ static void on_sample(struct collector *c, const struct perf_event_header *h)
 		c->malformed++;
 		return;
 	}
+	if (s.pid == c->self_pid) {
+		c->own++;
+		return;
+	}
+	/* ibs_op cannot leave the kernel out by itself (exclude_kernel is refused) */
+	if ((s.misc & PERF_RECORD_MISC_CPUMODE_MASK) != PERF_RECORD_MISC_USER) {
+		c->kernel++;
+		return;
+	}
 	if (push((void **)&c->samples, &c->n_samples, &c->samples_cap, sizeof(*c->samples))) {
 		c->out_of_memory = true;
 		c->n_samples = c->samples_cap;
@@ -195,7 +211,8 @@ static void on_sample(struct collector *c, const struct perf_event_header *h)
 		return;
 	}
 	r = &c->samples[c->n_samples - 1];
-	*r = (struct raw_sample){.time = s.time,
+	*r = (struct raw_sample){.chain_at = c->n_frames,
+				 .time = s.time,
 				 .ip = s.ip,
 				 .addr = s.addr,
 				 .data_src = s.data_src,
@@ -203,6 +220,19 @@ static void on_sample(struct collector *c, const struct perf_event_header *h)
 				 .tid = s.tid,
 				 .regs_valid = s.regs_valid};
 	memcpy(r->regs, s.regs, sizeof(r->regs));
+	/* the user frames; PERF_CONTEXT_* markers (the top 4095 values) are not pcs */
+	for (uint64_t i = 0; i < s.n_callchain && r->chain_n < LAYOUT_MAX_CHAIN_DEPTH; i++) {
+		uint64_t pc = layout_perf_callchain_at(&s, i);
+
+		if (pc >= (uint64_t)-4095)
+			continue;
+		if (push((void **)&c->frames, &c->n_frames, &c->frames_cap, sizeof(*c->frames))) {
+			c->out_of_memory = true;
+			break;
+		}
+		c->frames[c->n_frames - 1] = pc;
+		r->chain_n++;
+	}
 }
 
 static int on_record(const struct perf_event_header *h, void *ctx)
@@ -287,6 +317,7 @@ static void common_attr(const struct collector *c, struct perf_event_attr *a)
 	a->comm = 1;
 	a->comm_exec = 1;
 	a->task = 1;
+	a->exclude_callchain_kernel = 1;
 	a->disabled = 1;
 	a->exclude_kernel = 1;
 	a->exclude_hv = 1;
@@ -334,7 +365,9 @@ static int pmu_attrs(struct collector *c, struct perf_event_attr *a, size_t *n_a
 	c->regs_mask = 0;
 	c->period = c->o->period;
 	memset(a, 0, 2 * sizeof(*a));
-	snprintf(dir, sizeof(dir), "%s/cpu", root);
+	/* a hybrid Intel CPU names its big cores' PMU cpu_core */
+	snprintf(dir, sizeof(dir), "%s/cpu/events/mem-loads", root);
+	snprintf(dir, sizeof(dir), access(dir, F_OK) == 0 ? "%s/cpu" : "%s/cpu_core", root);
 	if (layout_pmu_event_attr(dir, "mem-loads", "ldlat=30", &a[0], err, sizeof(err)) == 0 ||
 	    layout_pmu_event_attr(dir, "mem-loads", NULL, &a[0], err, sizeof(err)) == 0) {
 		*n_attrs = 1;
@@ -347,8 +380,8 @@ static int pmu_attrs(struct collector *c, struct perf_event_attr *a, size_t *n_a
 		snprintf(dir, sizeof(dir), "%s/ibs_op", root);
 		if (layout_pmu_event_attr(dir, NULL, NULL, &a[0], err, sizeof(err))) {
 			snprintf(why, why_size,
-				 "no memory-sampling PMU (neither %s/cpu/events/mem-loads nor "
-				 "%s/ibs_op exists)",
+				 "no memory-sampling PMU (neither %s/cpu/events/mem-loads (or "
+				 "cpu_core/) nor %s/ibs_op exists)",
 				 root, root);
 			return -1;
 		}
@@ -358,6 +391,8 @@ static int pmu_attrs(struct collector *c, struct perf_event_attr *a, size_t *n_a
 	for (size_t i = 0; i < *n_attrs; i++) {
 		common_attr(c, &a[i]);
 		a[i].precise_ip = c->event_name[0] == 'i' ? 0 : 3;
+		if (c->event_name[0] == 'i') /* IBS refuses privilege filters: done on our side */
+			a[i].exclude_kernel = a[i].exclude_hv = 0;
 	}
 	if (*n_attrs == 2) /* the stores' ring is the loads': one side band */
 		a[1].mmap = a[1].mmap2 = a[1].comm = a[1].comm_exec = a[1].task = 0;
@@ -383,8 +418,9 @@ static int self_test(struct perf_event_attr *a, char *why, size_t why_size)
 			a->precise_ip--;
 			continue;
 		}
-		snprintf(why, why_size, "perf_event_open(type %u, config %#llx): %s", a->type,
-			 (unsigned long long)a->config, strerror(errno));
+		snprintf(why, why_size, "perf_event_open(type %u, config %#llx, config1 %#llx): %s",
+			 a->type, (unsigned long long)a->config, (unsigned long long)a->config1,
+			 strerror(errno));
 		return -1;
 	}
 }
@@ -535,28 +571,33 @@ static void synthesize_proc_maps(struct collector *c)
 
 /* ------------------------------------------------------------ running the program */
 
-static volatile sig_atomic_t interrupted;
+/* A SIGTERM (or SIGHUP) sent to lever alone, to pass on to the program. */
+static volatile sig_atomic_t pending_signal;
 
-static void on_interrupt(int sig)
+static void on_signal(int sig)
 {
-	(void)sig;
-	interrupted = 1;
+	if (sig == SIGTERM || sig == SIGHUP)
+		pending_signal = sig;
 }
 
 static int run_and_drain(struct collector *c, pid_t child, int go_fd, int *wait_status)
 {
 	struct pollfd *fds = calloc(c->n_rings, sizeof(*fds));
-	struct sigaction ignore = {.sa_handler = on_interrupt}, old_int, old_quit, old_term;
+	struct sigaction catch = {.sa_handler = on_signal}, old[4];
+	static const int signals[4] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
 	int rc = 0;
 
 	if (!fds)
 		return -1;
 	for (size_t i = 0; i < c->n_rings; i++)
 		fds[i] = (struct pollfd){.fd = c->rings[i].fd, .events = POLLIN};
-	/* ^C goes to the program (same process group); we keep draining until it exits */
-	sigaction(SIGINT, &ignore, &old_int);
-	sigaction(SIGQUIT, &ignore, &old_quit);
-	sigaction(SIGTERM, &ignore, &old_term);
+	/*
+	 * ^C and ^\ reach the program too (same process group): lever waits for
+	 * it to exit and keeps what was sampled. A SIGTERM or SIGHUP sent to
+	 * lever alone (timeout(1), a closed session) is passed on to it.
+	 */
+	for (int i = 0; i < 4; i++)
+		sigaction(signals[i], &catch, &old[i]);
 	if (c->o->system_wide)
 		enable_events(c);
 	if (write(go_fd, "g", 1) != 1)
@@ -570,16 +611,14 @@ static int run_and_drain(struct collector *c, pid_t child, int go_fd, int *wait_
 		w = waitpid(child, wait_status, WNOHANG);
 		if (w == child || (w < 0 && errno != EINTR))
 			break;
-		if (interrupted == 1 && c->o->system_wide) {
-			/* -a: a ^C also reaches us; pass SIGTERM on only once */
-			kill(child, SIGINT);
-			interrupted = 2;
+		if (pending_signal) {
+			kill(child, pending_signal);
+			pending_signal = 0;
 		}
 	}
 	drain(c);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGQUIT, &old_quit, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
+	for (int i = 0; i < 4; i++)
+		sigaction(signals[i], &old[i], NULL);
 	free(fds);
 	return rc;
 }
@@ -675,6 +714,71 @@ static int count_add(struct count_table *t, const struct count_key *k, uint64_t 
 	}
 }
 
+/* Call chains counted per (tid, frames): an open-addressing table over a frame pool. */
+struct chain_entry {
+	uint64_t hash, count;
+	size_t at; /* in chain_table.pool */
+	uint32_t n, tid;
+	bool used;
+};
+
+struct chain_table {
+	struct chain_entry *e;
+	size_t n, cap;
+	uint64_t *pool;
+	size_t n_pool, pool_cap;
+};
+
+static bool chain_equal(const struct chain_table *t, const struct chain_entry *e, uint32_t tid,
+			const uint64_t *pcs, uint32_t n)
+{
+	return e->tid == tid && e->n == n && memcmp(t->pool + e->at, pcs, n * sizeof(*pcs)) == 0;
+}
+
+static int chain_add(struct chain_table *t, uint32_t tid, const uint64_t *pcs, uint32_t n)
+{
+	uint64_t h = fnv1a(hash_u64(tid), pcs, n * sizeof(*pcs));
+	size_t i;
+
+	if (2 * (t->n + 1) > t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 1024;
+		struct chain_entry *g = calloc(cap, sizeof(*g));
+
+		if (!g)
+			return -1;
+		for (size_t k = 0; k < t->cap; k++)
+			if (t->e[k].used) {
+				for (i = t->e[k].hash & (cap - 1); g[i].used;
+				     i = (i + 1) & (cap - 1))
+					;
+				g[i] = t->e[k];
+			}
+		free(t->e);
+		t->e = g;
+		t->cap = cap;
+	}
+	for (i = h & (t->cap - 1); t->e[i].used; i = (i + 1) & (t->cap - 1))
+		if (t->e[i].hash == h && chain_equal(t, &t->e[i], tid, pcs, n)) {
+			t->e[i].count++;
+			return 0;
+		}
+	while (t->n_pool + n > t->pool_cap) {
+		size_t cap = t->pool_cap ? 2 * t->pool_cap : 4096;
+		uint64_t *g = realloc(t->pool, cap * sizeof(*g));
+
+		if (!g)
+			return -1;
+		t->pool = g;
+		t->pool_cap = cap;
+	}
+	memcpy(t->pool + t->n_pool, pcs, n * sizeof(*pcs));
+	t->e[i] = (struct chain_entry){
+	    .hash = h, .count = 1, .at = t->n_pool, .n = n, .tid = tid, .used = true};
+	t->n_pool += n;
+	t->n++;
+	return 0;
+}
+
 struct resolver {
 	struct collector *c;
 	struct layout_decoder *dec;
@@ -683,6 +787,7 @@ struct resolver {
 	struct pid_map *maps;
 	size_t n_maps, maps_cap;
 	struct count_table counts;
+	struct chain_table chains;
 	/* the counters written as `stat` lines */
 	uint64_t samples, memory, no_memory, address_unknown, no_previous, outside, unreadable,
 	    kernel;
@@ -815,6 +920,29 @@ static void resolve_pmu(struct resolver *r, const struct raw_sample *s, uint32_t
 		  1);
 }
 
+/* A run-time pc of process pid as a module-qualified file address, or LAYOUT_CHAIN_UNKNOWN. */
+static uint64_t file_pc(const struct resolver *r, uint32_t pid, uint64_t ip)
+{
+	const struct pid_map *map = find_map(r, pid, ip);
+	uint64_t vaddr;
+
+	if (!map || !r->modules[map->module].code ||
+	    layout_code_offset_to_vaddr(r->modules[map->module].code, ip - map->start + map->pgoff,
+					&vaddr))
+		return LAYOUT_CHAIN_UNKNOWN;
+	return LAYOUT_MODULE_PC(map->module, vaddr);
+}
+
+static void resolve_chain(struct resolver *r, const struct raw_sample *s)
+{
+	uint64_t pcs[LAYOUT_MAX_CHAIN_DEPTH];
+
+	for (uint32_t k = 0; k < s->chain_n; k++)
+		pcs[k] = file_pc(r, s->pid, r->c->frames[s->chain_at + k]);
+	if (chain_add(&r->chains, s->tid, pcs, s->chain_n))
+		r->c->out_of_memory = true;
+}
+
 static void resolve_sample(struct resolver *r, const struct raw_sample *s)
 {
 	const struct pid_map *map;
@@ -822,6 +950,8 @@ static void resolve_sample(struct resolver *r, const struct raw_sample *s)
 	uint64_t vaddr;
 
 	r->samples++;
+	if (s->chain_n)
+		resolve_chain(r, s);
 	map = find_map(r, s->pid, s->ip);
 	if (!map) {
 		r->outside++; /* vdso, JIT code, or a process whose maps we never saw */
@@ -858,8 +988,10 @@ static void resolve_all(struct resolver *r)
 	struct collector *c = r->c;
 	size_t k = 0;
 
-	qsort(c->side, c->n_side, sizeof(*c->side), compare_side);
-	qsort(c->samples, c->n_samples, sizeof(*c->samples), compare_samples);
+	if (c->n_side) /* qsort(NULL, 0) is undefined */
+		qsort(c->side, c->n_side, sizeof(*c->side), compare_side);
+	if (c->n_samples) /* qsort(NULL, 0) is undefined */
+		qsort(c->samples, c->n_samples, sizeof(*c->samples), compare_samples);
 	/* module 0 is the program, whether or not it was sampled */
 	module_of(r, string_table_intern(&c->paths, r->program, strlen(r->program)));
 	for (size_t i = 0; i < c->n_samples; i++) {
@@ -905,6 +1037,13 @@ static size_t number_modules(const struct resolver *r, const struct count_entry 
 		size_t m = LAYOUT_PC_MODULE(e[i].key.pc);
 
 		if (index[m] == UINT32_MAX)
+			index[m] = (uint32_t)next++;
+	}
+	/* the modules call chains pass through are listed too */
+	for (size_t i = 0; i < r->chains.n_pool; i++) {
+		size_t m = LAYOUT_PC_MODULE(r->chains.pool[i]);
+
+		if (r->chains.pool[i] != LAYOUT_CHAIN_UNKNOWN && index[m] == UINT32_MAX)
 			index[m] = (uint32_t)next++;
 	}
 	return next;
@@ -991,6 +1130,36 @@ static int read_head(struct resolver *r, const uint32_t *index, size_t n_used, b
 	return rc;
 }
 
+static int fill_chains(struct resolver *r, const uint32_t *index, struct layout_record *rec)
+{
+	const struct chain_table *t = &r->chains;
+
+	rec->chains = calloc(t->n ? t->n : 1, sizeof(*rec->chains));
+	if (!rec->chains)
+		return -1;
+	for (size_t i = 0; i < t->cap; i++) {
+		const struct chain_entry *e = &t->e[i];
+		struct layout_chain *c;
+
+		if (!e->used)
+			continue;
+		c = &rec->chains[rec->n_chains++];
+		*c = (struct layout_chain){.count = e->count, .tid = e->tid, .n = e->n};
+		c->pcs = malloc(e->n * sizeof(*c->pcs));
+		if (!c->pcs)
+			return -1;
+		for (uint32_t k = 0; k < e->n; k++) {
+			uint64_t pc = t->pool[e->at + k];
+
+			c->pcs[k] = pc == LAYOUT_CHAIN_UNKNOWN
+					? pc
+					: LAYOUT_MODULE_PC(index[LAYOUT_PC_MODULE(pc)],
+							   LAYOUT_PC_ADDRESS(pc));
+		}
+	}
+	return 0;
+}
+
 static int fill_record(struct resolver *r, struct layout_record *rec)
 {
 	struct collector *c = r->c;
@@ -1011,6 +1180,8 @@ static int fill_record(struct resolver *r, struct layout_record *rec)
 	    {"lost", c->lost},
 	    {"throttled", c->throttled},
 	    {"malformed", c->malformed},
+	    {"recorder-own", c->own},
+	    {"kernel", c->kernel},
 	};
 
 	memset(rec, 0, sizeof(*rec));
@@ -1020,7 +1191,8 @@ static int fill_record(struct resolver *r, struct layout_record *rec)
 	for (size_t i = 0; i < r->counts.cap; i++)
 		if (e[i].used)
 			e[n++] = e[i];
-	qsort(e, n, sizeof(*e), compare_counts);
+	if (n) /* qsort(NULL, 0) is undefined */
+		qsort(e, n, sizeof(*e), compare_counts);
 	n_used = number_modules(r, e, n, index);
 	r->n_used = n_used;
 	if (read_head(r, index, n_used, true, rec) && read_head(r, index, n_used, false, rec)) {
@@ -1047,6 +1219,10 @@ static int fill_record(struct resolver *r, struct layout_record *rec)
 		else
 			rec->samples[rec->n_samples++] = (struct layout_sample){
 			    .pc = pc, .count = e[i].count, .tid = e[i].key.tid};
+	}
+	if (fill_chains(r, index, rec)) {
+		free(index);
+		return -1;
 	}
 	free(index);
 	for (size_t i = 0; i < sizeof(stats) / sizeof(stats[0]); i++)
@@ -1130,12 +1306,14 @@ static void free_resolver(struct resolver *r)
 	free(r->modules);
 	free(r->maps);
 	free(r->counts.e);
+	free(r->chains.e);
+	free(r->chains.pool);
 	layout_decoder_free(r->dec);
 }
 
 int layout_collect(const struct layout_collect_options *o, FILE *out, int *wait_status)
 {
-	struct collector c = {.o = o};
+	struct collector c = {.o = o, .self_pid = (uint32_t)getpid()};
 	struct resolver r = {.c = &c};
 	struct layout_record rec;
 	struct perf_event_attr attrs[2];
@@ -1196,6 +1374,7 @@ out:
 	string_table_free(&c.paths);
 	free(c.side);
 	free(c.samples);
+	free(c.frames);
 	free(c.scratch);
 	return rc;
 }

@@ -34,7 +34,6 @@ struct walker {
 		char *name;
 	} * typedefs;
 	size_t n_typedefs, cap_typedefs;
-	bool oom;
 };
 
 static bool grow(void **items, size_t *cap, size_t n, size_t size)
@@ -591,6 +590,45 @@ static void check_placement(struct st_struct *s)
 	layout_struct_free(ls);
 }
 
+/*
+ * The thesis's reference finder skipped the C library's types (spec §2.5:
+ * /std/, stdlib.h, stdio.h); here: a type declared under /usr/include or a
+ * compiler's own directory, or one the compiler made up (gcc's file
+ * "<built-in>", such as __va_list_tag). References to it are real, but its layout is not the
+ * program's to change.
+ */
+/*
+ * DW_AT_decl_file as a path. libdw 0.188's dwarf_decl_file refuses file 0,
+ * which clang 14's DWARF 5 uses for the primary source: read the CU's
+ * file table then.
+ */
+static const char *decl_file(Dwarf_Die *die)
+{
+	const char *file = dwarf_decl_file(die);
+	Dwarf_Die cu;
+	Dwarf_Files *files;
+	size_t n;
+	uint64_t idx = udata(die, DW_AT_decl_file, UINT64_MAX);
+
+	if (file || idx == UINT64_MAX || !dwarf_diecu(die, &cu, NULL, NULL) ||
+	    dwarf_getsrcfiles(&cu, &files, &n) != 0 || idx >= n)
+		return file;
+	return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+static void note_system(struct st_struct *s, Dwarf_Die *die)
+{
+	const char *file = decl_file(die);
+	const char *base = file ? strrchr(file, '/') : NULL;
+
+	if (!file)
+		return;
+	if (base && strcmp(base, "/<built-in>") == 0)
+		snprintf(s->system, sizeof(s->system), "built into the compiler");
+	else if (strncmp(file, "/usr/include/", 13) == 0 || strncmp(file, "/usr/lib/", 9) == 0)
+		snprintf(s->system, sizeof(s->system), "declared in %s", file);
+}
+
 static int add_die_index(struct st_types *t, Dwarf_Off die, int32_t index)
 {
 	if (!grow((void **)&t->by_die, &t->cap_by_die, t->n_by_die, sizeof(*t->by_die)))
@@ -619,6 +657,7 @@ static int build_struct(struct walker *w, Dwarf_Die *die, const char *scope)
 	s->align = type_align(die, 0);
 	if (name && asprintf(&s->name, "%s%s", scope, name) < 0)
 		return -1;
+	note_system(s, die);
 	if (add_die_index(t, s->die, index))
 		return -1;
 	if (dwarf_child(die, &child) == 0)
@@ -635,7 +674,8 @@ static int build_struct(struct walker *w, Dwarf_Die *die, const char *scope)
 			}
 		} while (dwarf_siblingof(&child, &child) == 0);
 	s = &t->s[index];
-	qsort(s->m, s->n, sizeof(*s->m), cmp_member_offset);
+	if (s->n)
+		qsort(s->m, s->n, sizeof(*s->m), cmp_member_offset);
 	return 0;
 }
 
@@ -760,7 +800,8 @@ static int dedupe(struct st_types *t)
 	for (size_t i = 0; i < t->n; i++)
 		if (t->s[i].name)
 			names[n++] = (struct name_index){t->s[i].name, (int32_t)i};
-	qsort(names, n, sizeof(*names), cmp_name_index);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_name_index);
 	for (size_t i = 0; i < n;) {
 		size_t j = i + 1;
 		int variant = 1;
@@ -851,7 +892,8 @@ int st_types_load(Dwarf *dw, struct st_types *t, char *err, size_t err_size)
 		off = next;
 	}
 	if (rc == 0) {
-		qsort(t->by_die, t->n_by_die, sizeof(*t->by_die), cmp_die_index);
+		if (t->n_by_die)
+			qsort(t->by_die, t->n_by_die, sizeof(*t->by_die), cmp_die_index);
 		for (size_t i = 0; i < w.n_typedefs; i++) {
 			int32_t s = index_of_die(t, w.typedefs[i].die);
 

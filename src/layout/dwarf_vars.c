@@ -30,7 +30,6 @@ struct frame_base {
 struct vars_walker {
 	const struct st_types *t;
 	struct st_vars *v;
-	bool oom;
 };
 
 static bool grow(void **items, size_t *cap, size_t n, size_t size)
@@ -259,7 +258,7 @@ static struct frame_base frame_base_of(Dwarf_Die *fn)
 	return fb;
 }
 
-static int add_function(struct vars_walker *w, Dwarf_Die *fn, const struct frame_base *fb)
+static int add_function(struct vars_walker *w, Dwarf_Die *fn)
 {
 	struct st_vars *v = w->v;
 	Dwarf_Attribute a;
@@ -278,10 +277,6 @@ static int add_function(struct vars_walker *w, Dwarf_Die *fn, const struct frame
 		    .lo = r[i][0],
 		    .hi = r[i][1],
 		    .returns = returns,
-		    .frame_reg = fb->known && !fb->is_cfa ? fb->reg : -1,
-		    .frame_offset = fb->offset,
-		    .frame_is_cfa = fb->is_cfa,
-		    .frame_known = fb->known,
 		};
 	}
 	return 0;
@@ -338,7 +333,7 @@ static int walk_unit(struct vars_walker *w, Dwarf_Die *die, int depth)
 		if (!dwarf_hasattr(die, DW_AT_low_pc) && !dwarf_hasattr(die, DW_AT_ranges))
 			return 0; /* declaration or abstract instance: no code */
 		fb = frame_base_of(die);
-		if (add_function(w, die, &fb))
+		if (add_function(w, die))
 			return -1;
 		return walk_scope(w, die, &fb, depth + 1);
 	}
@@ -404,9 +399,12 @@ int st_vars_load(Dwarf *dw, Elf *elf, const struct st_types *t, struct st_vars *
 		st_vars_free(v);
 		return -1;
 	}
-	qsort(v->locs, v->n_locs, sizeof(*v->locs), cmp_loc);
-	qsort(v->globals, v->n_globals, sizeof(*v->globals), cmp_global);
-	qsort(v->functions, v->n_functions, sizeof(*v->functions), cmp_function);
+	if (v->n_locs)
+		qsort(v->locs, v->n_locs, sizeof(*v->locs), cmp_loc);
+	if (v->n_globals)
+		qsort(v->globals, v->n_globals, sizeof(*v->globals), cmp_global);
+	if (v->n_functions)
+		qsort(v->functions, v->n_functions, sizeof(*v->functions), cmp_function);
 	/* .eh_frame of the binary itself; .debug_frame of the debug file otherwise */
 	v->cfi = elf ? dwarf_getcfi_elf(elf) : NULL;
 	v->cfi_owned = v->cfi != NULL;

@@ -180,6 +180,20 @@ struct layout_access {
 	bool write;
 };
 
+/*
+ * COUNT samples by tid with this user call chain: pcs[0] the sampled pc,
+ * then return addresses, each module-qualified (LAYOUT_MODULE_PC);
+ * LAYOUT_CHAIN_UNKNOWN for a frame outside known code.
+ */
+#define LAYOUT_CHAIN_UNKNOWN   UINT64_MAX
+#define LAYOUT_MAX_CHAIN_DEPTH 256
+struct layout_chain {
+	uint64_t count;
+	uint32_t tid;
+	uint32_t n;
+	uint64_t *pcs;
+};
+
 /* A collector's counter: samples, lost, throttled, no-memory-operand... */
 struct layout_stat {
 	char *name;
@@ -201,6 +215,8 @@ struct layout_record {
 	struct layout_access *accesses;
 	size_t n_stats;
 	struct layout_stat *stats;
+	size_t n_chains;
+	struct layout_chain *chains;
 };
 /*
  * Read a record; `name` is the file name used in messages. On error

@@ -25,7 +25,7 @@ struct reader {
 	size_t err_size;
 	struct layout_record *rec;
 	struct layout_struct *open; /* the struct `field` lines add to */
-	size_t refs_cap, blocks_cap, samples_cap, accesses_cap;
+	size_t refs_cap, blocks_cap, samples_cap, accesses_cap, chains_cap;
 	size_t module; /* pcs of ref, block, sample, access lines belong to it */
 };
 
@@ -382,16 +382,72 @@ static int read_stat(struct reader *r, char **col, size_t n)
 	return 0;
 }
 
+/* One frame of a chain: K:0xADDR (module K's address) or ? (unknown code). */
+static int parse_frame(struct reader *r, char *text, uint64_t *pc)
+{
+	char *colon = strchr(text, ':');
+	uint64_t module, addr;
+
+	if (strcmp(text, "?") == 0) {
+		*pc = LAYOUT_CHAIN_UNKNOWN;
+		return 0;
+	}
+	if (!colon)
+		return fail(r, "frame '%s' is neither MODULE:ADDRESS nor ?", text);
+	*colon = '\0';
+	if (parse_u64(r, text, "frame module", LAYOUT_MAX_MODULES - 1, &module) ||
+	    parse_u64(r, colon + 1, "frame address", (1ull << LAYOUT_MODULE_SHIFT) - 1, &addr))
+		return -1;
+	/* modules are numbered by their lines: program 0, then each module line */
+	if (module >= (r->rec->n_modules ? r->rec->n_modules : 1))
+		return fail(r, "frame of module %llu: only %zu modules above",
+			    (unsigned long long)module, r->rec->n_modules ? r->rec->n_modules : 1);
+	*pc = LAYOUT_MODULE_PC(module, addr);
+	return 0;
+}
+
+static int read_chain(struct reader *r, char **col, size_t n)
+{
+	struct layout_record *rec = r->rec;
+	struct layout_chain c = {0};
+	uint64_t count, tid;
+	char *save = NULL;
+
+	if (n != 4 || !*col[3])
+		return fail(r, "expected: chain<TAB>COUNT<TAB>TID<TAB>FRAME,FRAME,...");
+	if (parse_u64(r, col[1], "count", UINT64_MAX / 1024, &count) ||
+	    parse_u64(r, col[2], "tid", UINT32_MAX, &tid))
+		return -1;
+	c.count = count;
+	c.tid = (uint32_t)tid;
+	c.pcs = malloc(LAYOUT_MAX_CHAIN_DEPTH * sizeof(*c.pcs));
+	if (!c.pcs)
+		return fail(r, "out of memory");
+	for (char *f = strtok_r(col[3], ",", &save); f; f = strtok_r(NULL, ",", &save)) {
+		if (c.n == LAYOUT_MAX_CHAIN_DEPTH) {
+			free(c.pcs);
+			return fail(r, "a chain deeper than %d frames", LAYOUT_MAX_CHAIN_DEPTH);
+		}
+		if (parse_frame(r, f, &c.pcs[c.n++])) {
+			free(c.pcs);
+			return -1;
+		}
+	}
+	if (!c.n || grow((void **)&rec->chains, &r->chains_cap, rec->n_chains, sizeof(c))) {
+		free(c.pcs);
+		return fail(r, c.n ? "out of memory" : "a chain without frames");
+	}
+	rec->chains[rec->n_chains++] = c;
+	return 0;
+}
+
 static int read_v2_line(struct reader *r, char **col, size_t n)
 {
 	static const struct {
 		const char *name;
 		int (*read)(struct reader *r, char **col, size_t n);
-	} lines[] = {{"program", read_program},
-		     {"module", read_module},
-		     {"source", read_source},
-		     {"access", read_access},
-		     {"stat", read_stat}};
+	} lines[] = {{"program", read_program}, {"module", read_module}, {"source", read_source},
+		     {"access", read_access},	{"stat", read_stat},	 {"chain", read_chain}};
 
 	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
 		if (strcmp(col[0], lines[i].name) == 0) {
@@ -401,7 +457,7 @@ static int read_v2_line(struct reader *r, char **col, size_t n)
 		}
 	return fail(r,
 		    "unknown record '%s' (known: struct, field, ref, block, sample, period, "
-		    "program, module, source, access, stat)",
+		    "program, module, source, access, stat, chain)",
 		    col[0]);
 }
 
@@ -498,6 +554,9 @@ void layout_record_free(struct layout_record *rec)
 	for (size_t i = 0; i < rec->n_stats; i++)
 		free(rec->stats[i].name);
 	free(rec->stats);
+	for (size_t i = 0; i < rec->n_chains; i++)
+		free(rec->chains[i].pcs);
+	free(rec->chains);
 	memset(rec, 0, sizeof(*rec));
 }
 

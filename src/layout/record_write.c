@@ -86,6 +86,22 @@ int layout_record_write(FILE *f, const struct layout_record *rec)
 			*rec->modules[m].build_id ? rec->modules[m].build_id : "-");
 		write_module_lines(f, rec, m);
 	}
+	/* chains name their modules by index: after every module line */
+	for (size_t i = 0; i < rec->n_chains; i++) {
+		const struct layout_chain *c = &rec->chains[i];
+
+		fprintf(f, "chain\t%" PRIu64 "\t%" PRIu32 "\t", c->count, c->tid);
+		for (uint32_t k = 0; k < c->n; k++) {
+			if (k)
+				fputc(',', f);
+			if (c->pcs[k] == LAYOUT_CHAIN_UNKNOWN)
+				fputc('?', f);
+			else
+				fprintf(f, "%zu:%#" PRIx64, LAYOUT_PC_MODULE(c->pcs[k]),
+					LAYOUT_PC_ADDRESS(c->pcs[k]));
+		}
+		fputc('\n', f);
+	}
 	fflush(f);
 	return ferror(f) ? -1 : 0;
 }
@@ -204,12 +220,66 @@ static int compare_accesses(const void *x, const void *y)
 	return (int)a->write - (int)b->write;
 }
 
+static int compare_chains(const void *x, const void *y)
+{
+	const struct layout_chain *a = x, *b = y;
+
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	if (a->n != b->n)
+		return a->n < b->n ? -1 : 1;
+	for (uint32_t k = 0; k < a->n; k++)
+		if (a->pcs[k] != b->pcs[k])
+			return a->pcs[k] < b->pcs[k] ? -1 : 1;
+	return 0;
+}
+
+static void combine_chains(struct layout_record *r)
+{
+	size_t n = 0;
+
+	if (r->n_chains) /* qsort(NULL, 0) is undefined */
+		qsort(r->chains, r->n_chains, sizeof(*r->chains), compare_chains);
+	for (size_t i = 0; i < r->n_chains; i++)
+		if (n && compare_chains(&r->chains[n - 1], &r->chains[i]) == 0) {
+			r->chains[n - 1].count += r->chains[i].count;
+			free(r->chains[i].pcs);
+		} else {
+			r->chains[n++] = r->chains[i];
+		}
+	r->n_chains = n;
+}
+
+static int append_chains(struct layout_record *acc, const struct layout_record *in, const long *to)
+{
+	struct layout_chain *grown =
+	    realloc(acc->chains, (acc->n_chains + in->n_chains + 1) * sizeof(*grown));
+
+	if (!grown)
+		return -1;
+	acc->chains = grown;
+	for (size_t i = 0; i < in->n_chains; i++) {
+		struct layout_chain c = in->chains[i];
+
+		c.pcs = malloc(c.n * sizeof(*c.pcs));
+		if (!c.pcs)
+			return -1;
+		for (uint32_t k = 0; k < c.n; k++)
+			c.pcs[k] = in->chains[i].pcs[k] == LAYOUT_CHAIN_UNKNOWN
+				       ? LAYOUT_CHAIN_UNKNOWN
+				       : remap(in->chains[i].pcs[k], to);
+		acc->chains[acc->n_chains++] = c;
+	}
+	return 0;
+}
+
 /* Sort and sum equal keys in place. */
 static void combine_samples(struct layout_record *r)
 {
 	size_t n = 0;
 
-	qsort(r->samples, r->n_samples, sizeof(*r->samples), compare_samples);
+	if (r->n_samples) /* qsort(NULL, 0) is undefined */
+		qsort(r->samples, r->n_samples, sizeof(*r->samples), compare_samples);
 	for (size_t i = 0; i < r->n_samples; i++)
 		if (n && compare_samples(&r->samples[n - 1], &r->samples[i]) == 0)
 			r->samples[n - 1].count += r->samples[i].count;
@@ -222,7 +292,8 @@ static void combine_accesses(struct layout_record *r)
 {
 	size_t n = 0;
 
-	qsort(r->accesses, r->n_accesses, sizeof(*r->accesses), compare_accesses);
+	if (r->n_accesses) /* qsort(NULL, 0) is undefined */
+		qsort(r->accesses, r->n_accesses, sizeof(*r->accesses), compare_accesses);
 	for (size_t i = 0; i < r->n_accesses; i++)
 		if (n && compare_accesses(&r->accesses[n - 1], &r->accesses[i]) == 0)
 			r->accesses[n - 1].count += r->accesses[i].count;
@@ -292,7 +363,10 @@ int layout_record_merge(struct layout_record *acc, const struct layout_record *i
 	for (size_t i = 0; i < in->n_stats; i++)
 		if (layout_record_add_stat(acc, in->stats[i].name, in->stats[i].value))
 			return fail(err, err_size, "out of memory");
+	if (append_chains(acc, in, to))
+		return fail(err, err_size, "out of memory");
 	combine_samples(acc);
 	combine_accesses(acc);
+	combine_chains(acc);
 	return 0;
 }

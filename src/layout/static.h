@@ -49,9 +49,11 @@ struct st_struct {
 	bool is_union;
 	size_t n;
 	struct st_member *m;
-	char unsupported[160]; /* "" if the record format can describe it */
+	char unsupported[320]; /* "" if the record format can describe it */
 	bool wanted;	       /* written: referenced (or named with --struct) */
-	int32_t canon;	       /* the first struct of the same name and layout (itself if first) */
+	/* declared in a system header (or by the compiler): not the program's to reorder */
+	char system[128];
+	int32_t canon; /* the first struct of the same name and layout (itself if first) */
 	Dwarf_Off die;
 };
 
@@ -110,12 +112,8 @@ struct st_global {
 };
 
 struct st_function {
-	uint64_t lo, hi;      /* [lo, hi): one range of a subprogram */
-	int32_t returns;      /* pointer to struct returned, or ST_NONE */
-	int frame_reg;	      /* frame base: DW_OP_regN, or -1 for the CFA */
-	int64_t frame_offset; /* DW_OP_bregN(k) */
-	bool frame_is_cfa;
-	bool frame_known;
+	uint64_t lo, hi; /* [lo, hi): one range of a subprogram */
+	int32_t returns; /* pointer to struct returned, or ST_NONE */
 };
 
 struct st_vars {

@@ -30,6 +30,9 @@
 #define N_GPR	    16
 #define MAX_PASSES  8
 #define MAX_NESTING 8
+#define N_SPILLS    8
+#define REG_RSP	    7
+#define REG_RBP	    6
 
 struct reg_type {
 	int32_t s; /* ST_NONE: not known to point into a struct */
@@ -38,8 +41,17 @@ struct reg_type {
 	bool ptrptr; /* points to pointers to s (s **, a table of s *) */
 };
 
+/* A typed pointer spilled to the frame: [reg + off] holds it (reg: rsp or rbp). */
+struct spill {
+	int8_t reg;
+	int32_t off;
+	struct reg_type t;
+};
+
 struct state {
 	struct reg_type r[N_GPR];
+	uint8_t n_spills;
+	struct spill spills[N_SPILLS];
 };
 
 struct block_info {
@@ -53,7 +65,6 @@ struct block_info {
 struct fn_ctx {
 	const struct st_types *t;
 	const struct st_vars *v;
-	const struct st_function *fn; /* NULL: no DWARF for this function */
 	const struct st_var_loc **locs;
 	size_t n_locs;
 	cs_insn *insn;
@@ -411,6 +422,142 @@ static void kill_call_clobbered(struct state *st)
 		st->r[clobbered[i]] = unknown;
 }
 
+static long spill_find(const struct state *st, int reg, int64_t off)
+{
+	for (uint8_t i = 0; i < st->n_spills; i++)
+		if (st->spills[i].reg == reg && st->spills[i].off == off)
+			return i;
+	return -1;
+}
+
+static void spill_drop(struct state *st, uint8_t i)
+{
+	st->spills[i] = st->spills[--st->n_spills];
+}
+
+/* A store of `size` bytes at [reg + off]: what it overwrites is forgotten. */
+static void spill_forget(struct state *st, int reg, int64_t off, int64_t size)
+{
+	for (uint8_t i = 0; i < st->n_spills;)
+		if (st->spills[i].reg == reg && off < st->spills[i].off + 8 &&
+		    st->spills[i].off < off + size)
+			spill_drop(st, i);
+		else
+			i++;
+}
+
+static void spill_store(struct state *st, int reg, int64_t off, const struct reg_type *t)
+{
+	spill_forget(st, reg, off, 8);
+	if (t->s == ST_NONE)
+		return;
+	if (st->n_spills == N_SPILLS)
+		spill_drop(st, 0); /* the oldest goes first */
+	st->spills[st->n_spills++] = (struct spill){(int8_t)reg, (int32_t)off, *t};
+}
+
+/* rsp moved by delta (push: -8): slots addressed from rsp move the other way. */
+static void spill_rsp_moved(struct state *st, int64_t delta)
+{
+	for (uint8_t i = 0; i < st->n_spills; i++)
+		if (st->spills[i].reg == REG_RSP)
+			st->spills[i].off -= (int32_t)delta;
+}
+
+static void spill_drop_reg(struct state *st, int reg)
+{
+	for (uint8_t i = 0; i < st->n_spills;)
+		if (st->spills[i].reg == reg)
+			spill_drop(st, i);
+		else
+			i++;
+}
+
+static bool same_state(const struct state *a, const struct state *b)
+{
+	if (a->n_spills != b->n_spills)
+		return false;
+	for (int g = 0; g < N_GPR; g++)
+		if (!same_type(&a->r[g], &b->r[g]))
+			return false;
+	for (uint8_t i = 0; i < a->n_spills; i++) {
+		long k = spill_find(b, a->spills[i].reg, a->spills[i].off);
+
+		if (k < 0 || !same_type(&a->spills[i].t, &b->spills[k].t))
+			return false;
+	}
+	return true;
+}
+
+static bool frame_operand(const cs_x86_op *op, int *reg)
+{
+	if (op->type != X86_OP_MEM || op->mem.index != X86_REG_INVALID ||
+	    op->mem.segment != X86_REG_INVALID)
+		return false;
+	*reg = gpr_of(op->mem.base, NULL);
+	return *reg == REG_RSP || *reg == REG_RBP;
+}
+
+/*
+ * Pointers spilled to the frame and reloaded (-O2 under register
+ * pressure): a store of a typed register to [rsp/rbp + d] is remembered,
+ * other stores there forget it, and rsp's pushes, pops and constant
+ * adjustments move the rsp-relative slots.
+ */
+static void track_spills(const cs_insn *in, struct state *st, const struct state *before)
+{
+	const cs_x86 *x = &in->detail->x86;
+	const cs_x86_op *op = x->operands;
+	int reg, w = 0;
+
+	for (uint8_t i = 0; i < x->op_count; i++)
+		if ((op[i].access & CS_AC_WRITE) && frame_operand(&op[i], &reg)) {
+			int src = x->op_count == 2 && op[1].type == X86_OP_REG
+				      ? gpr_of(op[1].reg, &w)
+				      : -1;
+
+			if (in->id == X86_INS_MOV && i == 0 && src >= 0 && w == 8)
+				spill_store(st, reg, op[0].mem.disp, &before->r[src]);
+			else
+				spill_forget(st, reg, op[i].mem.disp, op[i].size ? op[i].size : 8);
+		}
+	switch (in->id) {
+	case X86_INS_PUSH:
+		spill_rsp_moved(st, -8);
+		return;
+	case X86_INS_POP:
+		if (x->op_count == 1 && op[0].type == X86_OP_REG &&
+		    gpr_of(op[0].reg, NULL) == REG_RBP)
+			spill_drop_reg(st, REG_RBP);
+		spill_rsp_moved(st, 8);
+		return;
+	case X86_INS_CALL:
+	case X86_INS_RET:
+		return;
+	case X86_INS_ADD:
+	case X86_INS_SUB:
+		if (x->op_count == 2 && op[0].type == X86_OP_REG &&
+		    gpr_of(op[0].reg, NULL) == REG_RSP && op[1].type == X86_OP_IMM) {
+			spill_rsp_moved(st, in->id == X86_INS_ADD ? op[1].imm : -op[1].imm);
+			return;
+		}
+		break;
+	default:
+		break;
+	}
+	for (uint8_t i = 0; i < x->op_count; i++)
+		if (op[i].type == X86_OP_REG && (op[i].access & CS_AC_WRITE)) {
+			int g = gpr_of(op[i].reg, NULL);
+
+			if (g == REG_RSP || g == REG_RBP)
+				spill_drop_reg(st, g);
+		}
+	if (in->id == X86_INS_LEAVE) {
+		spill_drop_reg(st, REG_RSP);
+		spill_drop_reg(st, REG_RBP);
+	}
+}
+
 /* What an instruction does to the register types (after its reads are resolved). */
 static void transfer(struct fn_ctx *c, const cs_insn *in, struct state *st,
 		     const struct resolved *mem, const struct reg_type *loaded, csh cs)
@@ -430,6 +577,7 @@ static void transfer(struct fn_ctx *c, const cs_insn *in, struct state *st,
 			st->r[0] = (struct reg_type){.s = f->returns};
 		return;
 	}
+	track_spills(in, st, &before);
 	kill_written(in, st, cs);
 	if (x->op_count != 2 || op[0].type != X86_OP_REG || d < 0 || w0 != 8)
 		return;
@@ -487,6 +635,7 @@ static int step(struct fn_ctx *c, const cs_insn *in, struct state *st, csh cs)
 	const cs_x86 *x = &in->detail->x86;
 	struct resolved mem = NOTHING_RESOLVED;
 	struct reg_type loaded = unknown;
+	int frame_reg;
 	bool counted = false;
 
 	apply_dwarf(c, in->address, st);
@@ -498,6 +647,12 @@ static int step(struct fn_ctx *c, const cs_insn *in, struct state *st, csh cs)
 		if (op->type != X86_OP_MEM)
 			continue;
 		mem = resolve_mem(c, in, &op->mem, st);
+		if (mem.slot.s == ST_NONE && frame_operand(op, &frame_reg)) {
+			long k = spill_find(st, frame_reg, op->mem.disp);
+
+			if (k >= 0)
+				mem.slot = st->spills[k].t;
+		}
 		if (no_access(in))
 			continue;
 		if (c->emit && !counted) {
@@ -557,6 +712,15 @@ static void meet(const struct st_types *t, struct state *into, const struct stat
 		} else {
 			*a = unknown;
 		}
+	}
+	/* a spill survives a join when both paths agree on it */
+	for (uint8_t i = 0; i < into->n_spills;) {
+		long k = spill_find(from, into->spills[i].reg, into->spills[i].off);
+
+		if (k < 0 || !same_type(&into->spills[i].t, &from->spills[k].t))
+			spill_drop(into, i);
+		else
+			i++;
 	}
 }
 
@@ -726,14 +890,15 @@ static int analyse_function(struct fn_ctx *c, csh cs)
 					meet(c->t, &in, &b[pred[k]].out, first);
 					first = false;
 				}
-			if (first)
+			if (first) {
 				for (int g = 0; g < N_GPR; g++)
 					in.r[g] = unknown;
+				in.n_spills = 0;
+			}
 			b[i].in = in;
 			rc = run_block(c, &b[i], cs);
 			b[i].visited = true;
-			for (int g = 0; g < N_GPR && !changed; g++)
-				changed = !was || !same_type(&old.r[g], &b[i].out.r[g]);
+			changed |= !was || !same_state(&old, &b[i].out);
 		}
 		if (!changed)
 			break;
@@ -820,7 +985,6 @@ int st_refs_find(const struct st_types *t, const struct st_vars *v, const struct
 			continue;
 		if (hi > sec->addr + sec->size)
 			hi = sec->addr + sec->size;
-		c.fn = st_vars_function_at(v, syms[i].lo);
 		c.locs = locs_in(v, syms[i].lo, hi, &c.n_locs);
 		if (!c.locs) {
 			rc = -1;

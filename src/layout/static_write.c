@@ -110,12 +110,21 @@ static int add_symbol(struct input *in, size_t *cap, uint64_t lo, uint64_t hi)
 	return 0;
 }
 
-/* Function symbols of .symtab (else .dynsym); DWARF's functions if there are none. */
+/*
+ * Function symbols of .symtab; without one (a stripped binary whose DWARF
+ * is in a separate file), DWARF's functions, which include the static ones
+ * .dynsym lacks, and .dynsym's.
+ */
 static int collect_functions(struct input *in, const struct st_vars *v)
 {
 	size_t cap = 0;
 
 	for (int pass = 0; pass < 2 && in->n_syms == 0; pass++) {
+		if (pass == 1)
+			for (size_t i = 0; i < v->n_functions; i++)
+				if (in_code(in, v->functions[i].lo) &&
+				    add_symbol(in, &cap, v->functions[i].lo, v->functions[i].hi))
+					return -1;
 		Elf_Scn *scn = NULL;
 		GElf_Shdr sh;
 
@@ -138,10 +147,6 @@ static int collect_functions(struct input *in, const struct st_vars *v)
 			}
 		}
 	}
-	if (in->n_syms == 0)
-		for (size_t i = 0; i < v->n_functions; i++)
-			if (add_symbol(in, &cap, v->functions[i].lo, v->functions[i].hi))
-				return -1;
 	return 0;
 }
 
@@ -247,6 +252,13 @@ static int choose_structs(struct st_types *t, struct st_result *r,
 		if (!o->n_structs && s->name)
 			s->wanted = true;
 	}
+	/* system types only when asked for by name or with --all-structs */
+	for (size_t i = 0; i < t->n; i++)
+		if (t->s[i].wanted && t->s[i].system[0] && !o->n_structs && !o->all_structs &&
+		    !t->s[i].unsupported[0])
+			snprintf(t->s[i].unsupported, sizeof(t->s[i].unsupported),
+				 "%s, not the program's to reorder (--struct %s keeps it)",
+				 t->s[i].system, t->s[i].name);
 	return 0;
 }
 
@@ -288,7 +300,8 @@ static int write_structs(FILE *f, const struct st_types *t, struct layout_static
 static void write_refs(FILE *f, const struct st_types *t, struct st_result *r,
 		       struct layout_static_stats *stats)
 {
-	qsort(r->refs, r->n_refs, sizeof(*r->refs), cmp_ref);
+	if (r->n_refs)
+		qsort(r->refs, r->n_refs, sizeof(*r->refs), cmp_ref);
 	for (size_t i = 0; i < r->n_refs;) {
 		const struct st_ref *ref = &r->refs[i];
 		const struct st_struct *s = &t->s[ref->s];
@@ -305,7 +318,8 @@ static void write_refs(FILE *f, const struct st_types *t, struct st_result *r,
 		}
 		i = j;
 	}
-	qsort(r->blocks, r->n_blocks, sizeof(*r->blocks), cmp_block);
+	if (r->n_blocks)
+		qsort(r->blocks, r->n_blocks, sizeof(*r->blocks), cmp_block);
 	for (size_t i = 0; i < r->n_blocks; i++)
 		fprintf(f, "block\t0x%llx\t0x%llx\n", (unsigned long long)r->blocks[i].lo,
 			(unsigned long long)r->blocks[i].hi);

@@ -45,6 +45,10 @@ for bin in "$progs"/static_refs-*; do
 		grep -q "^missed: $fn " "$tmp/$name.score" && fail "$name: $(grep "^missed: $fn " "$tmp/$name.score")"
 	done
 	grep "^wrong:" "$tmp/$name.score" | head -5
+	# the C library's struct timespec in main: a comment, no layout
+	grep -q '^# struct timespec left out: declared in /usr/include/' "$tmp/$name.rec" ||
+		fail "$name: struct timespec (a system header's) not left out with its header"
+	grep -q $'^struct\ttimespec' "$tmp/$name.rec" && fail "$name: struct timespec written"
 done
 [ "$scored" -ge 2 ] || fail "only $scored static_refs builds scored (gcc -O0/-O2 at least)"
 
@@ -75,6 +79,8 @@ rm -rf "$XDG_CACHE_HOME"
 awk -F'\t' '$1 == "struct" && $2 != "point" { bad = 1 } $1 == "ref" && $3 != "point" { bad = 1 }
 	END { exit bad }' "$tmp/point.rec" || fail "--struct point wrote other structs"
 grep -q '^ref.*point	y	r$' "$tmp/point.rec" || fail "--struct point lost point.y"
+"$lever" layout refs -q --no-cache --struct timespec "$gcc_o2" >"$tmp/ts.rec" || fail "--struct timespec"
+grep -q $'^ref\t.*\ttimespec\ttv_nsec\tr$' "$tmp/ts.rec" || fail "--struct timespec: no tv_nsec reference"
 
 # 5. layouts C declarators are hard on, and what the format cannot describe
 types=$progs/static_types

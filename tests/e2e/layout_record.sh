@@ -41,6 +41,26 @@ if [ ! -e /sys/bus/event_source/devices/cpu/events/mem-loads ] &&
 		fail "--source=pmu: no clear error: $(cat "$tmp/pmu.err")"
 	[ ! -e "$tmp/pmu.record" ] || fail "--source=pmu failed but wrote a record"
 fi
+# the pmu path on a synthetic sysfs tree (an Intel PMU under a type this kernel
+# does not have): the event's terms reach perf_event_open, the self-test fails
+# with a clear line and clock takes over
+mkdir -p "$tmp/sysfs/cpu/events" "$tmp/sysfs/cpu/format"
+echo 250 >"$tmp/sysfs/cpu/type"
+echo 'event=0xcd,umask=0x1,ldlat=3' >"$tmp/sysfs/cpu/events/mem-loads"
+echo 'event=0xd0,umask=0x82' >"$tmp/sysfs/cpu/events/mem-stores"
+echo 'config:0-7' >"$tmp/sysfs/cpu/format/event"
+echo 'config:8-15' >"$tmp/sysfs/cpu/format/umask"
+echo 'config1:0-15' >"$tmp/sysfs/cpu/format/ldlat"
+LEVER_EVENT_SOURCE_DIR=$tmp/sysfs "$lever" layout record -o "$tmp/fake.record" -- true 2>"$tmp/fake.err" ||
+	fail "record with a synthetic PMU exited $?"
+grep -q '^lever layout record: no PMU memory sampling here (perf_event_open(type 250, config 0x1cd, config1 0x1e): .*); using --source=clock$' \
+	"$tmp/fake.err" || fail "synthetic PMU: $(cat "$tmp/fake.err")"
+grep -q $'^source\tclock\t' "$tmp/fake.record" || fail "synthetic PMU: the record is not clock's"
+LEVER_EVENT_SOURCE_DIR=$tmp/sysfs "$lever" layout record --source=pmu -o "$tmp/fake2.record" -- true 2>"$tmp/fake.err"
+[ $? -eq 1 ] || fail "--source=pmu with a PMU that does not open did not exit 1"
+grep -q '^lever layout record: --source=pmu: perf_event_open(type 250' "$tmp/fake.err" ||
+	fail "--source=pmu, synthetic PMU: $(cat "$tmp/fake.err")"
+
 head -1 "$tmp/r.record" | grep -q $'^lever-layout-record\t2$' || fail "not a version-2 record"
 build_id=$(readelf -n "$prog" | awk '/Build ID/ { print $3 }')
 grep -q "^program	$prog	$build_id\$" "$tmp/r.record" || fail "no program line with build ID $build_id"
@@ -87,11 +107,36 @@ rc=$?
 [ $rc -eq 3 ] || fail "the program's exit status 3 came back as $rc"
 [ -s "$tmp/exit.record" ] || fail "no record for a program that failed"
 
+# --- -g: call chains from sum_hot (a leaf: its frame is its caller's) outward
+"$lever" layout record -g --source=clock -o "$tmp/g.record" -- "$prog" 5000000 >/dev/null 2>&1 ||
+	fail "-g exited $?"
+read -r sum_lo sum_size < <(nm -S "$prog" | awk '$4 ~ /^sum_hot/ { print "0x" $1, "0x" $2 }')
+awk -F'\t' -v lo="$((sum_lo))" -v size="$((sum_size))" '
+	function hex(s,  i, v) { v = 0; s = tolower(substr(s, 3)); for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return v }
+	$1 == "chain" { n = split($4, f, ","); a = hex(substr(f[1], 3)); if (n >= 2 && f[1] ~ /^0:/ && a >= lo && a < lo + size && f[2] != "?") good += $2 }
+	END { exit !(good > 10) }' "$tmp/g.record" || fail "-g: no chains from sum_hot with a known caller"
+
+# --- a SIGTERM to lever alone (timeout) reaches the program; the record is kept
+timeout --preserve-status -s TERM 1 "$lever" layout record --source=clock -o "$tmp/term.record" -- sleep 30 2>/dev/null
+rc=$?
+[ $rc -eq 143 ] || fail "SIGTERM: exit $rc, not 143 (the program killed by SIGTERM)"
+[ -s "$tmp/term.record" ] || fail "SIGTERM: no record"
+
 # --- children followed: sh runs record_hot, whose samples go to its own module
 "$lever" layout record --source=clock -o "$tmp/child.record" -- sh -c "'$prog' 5000000 >/dev/null" 2>/dev/null ||
 	fail "record of sh -c exited $?"
 awk -F'\t' -v p="$prog" '$1 == "module" && $2 == p { m = 1; next } $1 == "module" { m = 0 } m && $1 == "sample" { n += $3 } END { exit !(n > 10) }' \
 	"$tmp/child.record" || fail "record_hot run by sh: no samples in its module"
+
+# --- -a: every process on every CPU (root or perf_event_paranoid <= 0); the
+# program's load of hot is still module 0's, lever's own samples left out
+if [ "$(id -u)" -eq 0 ] || [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 0 ]; then
+	"$lever" layout record -a --source=clock -o "$tmp/all.record" -- "$prog" 5000000 >/dev/null 2>"$tmp/all.err" ||
+		fail "-a exited $?: $(cat "$tmp/all.err")"
+	awk -F'\t' -v pc="$hot_pc" '$1 == "module" { m = 1 } !m && $1 == "sample" && $2 == pc { n += $3 } END { exit !(n > 10) }' \
+		"$tmp/all.record" || fail "-a: no samples on the program's load of hot"
+	[ -n "$(field "$tmp/all.record" recorder-own)" ] || fail "-a: no recorder-own counter"
+fi
 
 # --- merge sums; export --pprof gives a gzip
 "$lever" layout record --source=clock -o "$tmp/r2.record" -- "$prog" 5000000 >/dev/null 2>&1

@@ -223,7 +223,9 @@ static const char v2[] = "lever-layout-record\t2\n"
 			 "ref\t0x1000\tfoo\tname\tr\n"
 			 "sample\t0x1000\t20\t7\n"
 			 "sample\t0x2000\t3\t7\n"
-			 "access\t0x1000\t0x7f0000000050\t7\tw\t4\n";
+			 "access\t0x1000\t0x7f0000000050\t7\tw\t4\n"
+			 "chain\t6\t7\t0:0x1000,1:0x2000,?,0:0x1234\n"
+			 "chain\t2\t8\t1:0x1000\n";
 
 static void write_text(const struct layout_record *rec, char **text, size_t *len)
 {
@@ -256,6 +258,12 @@ static void test_version_2_read_write_read(void **state)
 	assert_int_equal(rec.samples[2].pc, LAYOUT_MODULE_PC(1, 0x1000));
 	assert_int_equal(rec.accesses[1].pc, LAYOUT_MODULE_PC(1, 0x1000));
 	assert_true(rec.accesses[1].write);
+	assert_int_equal(rec.n_chains, 2);
+	assert_int_equal(rec.chains[0].count, 6);
+	assert_int_equal(rec.chains[0].n, 4);
+	assert_int_equal(rec.chains[0].pcs[1], LAYOUT_MODULE_PC(1, 0x2000));
+	assert_int_equal(rec.chains[0].pcs[2], LAYOUT_CHAIN_UNKNOWN);
+	assert_int_equal(rec.chains[0].pcs[3], 0x1234);
 	assert_int_equal(
 	    layout_annotate(&rec.program, rec.samples, rec.n_samples, LAYOUT_ADJUST_NONE), 0);
 	s = rec.program.structs[0];
@@ -308,6 +316,11 @@ static void test_version_2_errors(void **state)
 	expect_error(V2 "stat\tlost\t1\nstat\tlost\t1\n", "t.record:3: stat lost given twice");
 	expect_error(V2 "sample\t0x100000000000000\t1\n",
 		     "pc: '0x100000000000000' is not a number");
+	expect_error(V2 "chain\t1\t2\t1:0x10\n", "t.record:2: frame of module 1: only 1 modules");
+	expect_error(V2 "chain\t1\t2\t0x10\n", "frame '0x10' is neither MODULE:ADDRESS nor ?");
+	expect_error(V2 "chain\t1\t2\t,\n", "a chain without frames");
+	expect_error(V2 "chain\t1\t2\n", "expected: chain");
+	expect_error(V2 "chain\t1\t2\t0:zz\n", "frame address: 'zz'");
 }
 
 static void read_ok(const char *text, struct layout_record *rec)
@@ -337,6 +350,8 @@ static void test_merge(void **state)
 	assert_int_equal(layout_record_stat(&a, "samples"), 80);
 	assert_int_equal(layout_record_stat(&a, "lost"), 4);
 	assert_int_equal(a.n_modules, 2);
+	assert_int_equal(a.n_chains, 2);
+	assert_int_equal(a.chains[0].count + a.chains[1].count, 16);
 	layout_record_free(&b);
 
 	/* modules listed in another order map onto the same ones, by path and build ID */
@@ -437,9 +452,9 @@ static void check_accepted_v2(struct layout_record *rec)
 
 static void test_fuzz_version_2(void **state)
 {
-	static const char *const tokens[] = {"\t",   "\n",     "program", "module", "access",
-					     "stat", "source", "sample",  "ref",    "struct",
-					     "0x",   "-",      "r",	  "w",	    "ab"};
+	static const char *const tokens[] = {
+	    "\t",     "\n", "program", "module", "access", "stat", "source", "sample", "ref",
+	    "struct", "0x", "-",       "r",	 "w",	   "ab",   "chain",  "1:",     ",?"};
 	const struct fuzz_edits edits = {.alphabet = NULL,
 					 .tokens = tokens,
 					 .n_tokens = sizeof(tokens) / sizeof(tokens[0]),

@@ -11,7 +11,8 @@
  * struct's size and the offset of `hot`, for the test to check the data
  * addresses the collector computes, and the time the loop took (for
  * bench/layout/overhead.sh: the program's own time, without start-up).
- *   record_hot [STEPS]   (default 20 million)
+ *   record_hot [STEPS [MIB]]   (default 20 million steps over 64 MiB; MIB a
+ *                              power of two: 1 MiB stays in the caches)
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -44,10 +45,11 @@ __attribute__((noinline)) static long sum_hot(const struct node *nodes, size_t c
 int main(int argc, char **argv)
 {
 	long steps = argc > 1 ? atol(argv[1]) : 20000000;
-	size_t count = (64u << 20) / sizeof(struct node); /* a power of two */
+	size_t mib = argc > 2 ? (size_t)atol(argv[2]) : 64;
+	size_t count = (mib << 20) / sizeof(struct node);
 	struct node *nodes = malloc(count * sizeof(*nodes));
 
-	if (!nodes)
+	if (!nodes || !mib || (mib & (mib - 1))) /* the mask needs a power of two */
 		return 1;
 	for (size_t i = 0; i < count; i++)
 		nodes[i] = (struct node){.cold_a = (long)i, .hot = (long)(i & 7)};
