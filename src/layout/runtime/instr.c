@@ -17,7 +17,9 @@
  *
  * It runs inside somebody else's program: no stdio, no locks, no malloc
  * (buffers are mmap'ed once per thread), one line to stderr when it cannot
- * record, and never a change to what the program computes.
+ * record, and never a change to what the program computes. A signal
+ * handler's field access that lands while its thread is in the hook is not
+ * logged (the buffer is the thread's own, without a lock).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -52,7 +54,8 @@ struct thread_log {
 	uint32_t n;
 	uint32_t burst_left;
 	uint32_t tid;
-	int ready; /* 1: buffer mapped; -1: could not be, logs nothing */
+	int ready;   /* 1: buffer mapped; -1: could not be, logs nothing */
+	int in_hook; /* a signal handler's access while the hook runs is not logged */
 };
 
 static __thread struct thread_log thread_log __attribute__((tls_model("initial-exec")));
@@ -243,8 +246,15 @@ void __lever_layout_access(const void *site, const void *addr)
 	struct thread_log *log = &thread_log;
 	struct layout_trace_record *r;
 
+	if (log->in_hook) {
+		__lever_layout_countdown = 1;
+		return;
+	}
+	log->in_hook = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (!recording || (!log->ready && start_thread_log(log) < 0) || log->ready < 0) {
 		__lever_layout_countdown = INT_MAX;
+		log->in_hook = 0;
 		return;
 	}
 	if (!log->burst_left)
@@ -267,4 +277,6 @@ void __lever_layout_access(const void *site, const void *addr)
 		__lever_layout_countdown = 1;
 	else
 		__lever_layout_countdown = (int)(period - burst + 1);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	log->in_hook = 0;
 }
