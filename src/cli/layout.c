@@ -118,7 +118,14 @@ static void print_text(FILE *out, const struct layout_options *o, const struct l
 	fprintf(out, ", %llu without a reference (dropped); %zu of %zu structs sampled\n",
 		(unsigned long long)rec->program.unattributed, n, rec->program.n_structs);
 	/* what the collector could not use, so that nothing is lost unseen */
-	if (rec->source)
+	if (rec->source && strcmp(rec->source, "instr") == 0)
+		fprintf(out,
+			"recorded by instr (%s): %llu accesses replayed through the cache model, "
+			"%llu naming no site, %llu of unrecordable structs\n",
+			rec->event, (unsigned long long)layout_record_stat(rec, "samples"),
+			(unsigned long long)layout_record_stat(rec, "no-site"),
+			(unsigned long long)layout_record_stat(rec, "unrecordable-struct"));
+	else if (rec->source)
 		fprintf(out,
 			"recorded by %s (%s): %llu samples, %llu without a memory operand, %llu "
 			"lost, throttled %llu times\n",

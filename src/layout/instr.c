@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -490,16 +491,48 @@ static bool struct_was_sampled(const struct replay *r, size_t k)
 	return false;
 }
 
+/* The counters of the replay, as `stat` lines (names: lowercase, digits, '-'). */
+static void write_stats(FILE *out, const struct replay *r, const struct trace *t,
+			const struct layout_cache_counts *tot)
+{
+	const struct {
+		const char *name;
+		uint64_t value;
+	} stats[] = {
+	    {"samples", t->n},
+	    {"no-site", r->sum->bad_sites},
+	    {"unrecordable-struct", r->sum->unrecorded_accesses},
+	    {"cut-bytes", t->partial_bytes},
+	    {"model-accesses", tot->accesses},
+	    {"model-l1-load-miss", tot->l1_load_miss},
+	    {"model-l1-store-miss", tot->l1_store_miss},
+	    {"model-l2-miss", tot->l2_miss},
+	    {"model-llc-miss", tot->llc_miss},
+	    {"model-coherence-miss", tot->coherence_miss},
+	    {"model-false-sharing-miss", tot->false_sharing_miss},
+	    {"model-true-sharing-miss", tot->true_sharing_miss},
+	    {"model-hitm", tot->hitm},
+	    {"model-inval", tot->inval},
+	};
+
+	for (size_t i = 0; i < sizeof(stats) / sizeof(stats[0]); i++)
+		fprintf(out, "stat\t%s\t%" PRIu64 "\n", stats[i].name, stats[i].value);
+}
+
 static void write_record(FILE *out, const struct replay *r, const struct trace *t,
 			 const char *trace_path, const char *binary,
 			 const struct layout_instr_options *o)
 {
 	const struct instr_program *p = r->p;
 	const struct layout_cache_counts *tot = layout_cache_totals(r->cache);
+	char path[PATH_MAX];
 
-	fprintf(out, "lever-layout-record\t1\n");
-	fprintf(out, "# source instr: %s replayed through the cache model\n", trace_path);
-	fprintf(out, "# program %s build-id %s\n", binary, p->build_id[0] ? p->build_id : "-");
+	/* version 2 (doc/formats/layout-record.md): program, source and counters */
+	fprintf(out, "lever-layout-record\t2\n");
+	fprintf(out, "program\t%s\t%s\n", realpath(binary, path) ? path : binary,
+		p->build_id[0] ? p->build_id : "-");
+	fprintf(out, "source\tinstr\tmodel-%s\n", layout_instr_event_names[o->event]);
+	fprintf(out, "# %s replayed through the cache model\n", trace_path);
 	fprintf(out,
 		"# event %s; cores %" PRIu32 "; L1 %" PRIu32 "/%" PRIu32 ", L2 %" PRIu32 "/%" PRIu32
 		", LLC %" PRIu32 "/%" PRIu32 " (bytes/ways)\n",
@@ -516,6 +549,7 @@ static void write_record(FILE *out, const struct replay *r, const struct trace *
 		" false-sharing %" PRIu64 " true-sharing %" PRIu64 "\n",
 		tot->accesses, tot->l1_load_miss, tot->l1_store_miss, tot->l2_miss, tot->llc_miss,
 		tot->coherence_miss, tot->false_sharing_miss, tot->true_sharing_miss);
+	write_stats(out, r, t, tot);
 	for (size_t k = 0; k < p->n_structs; k++)
 		if (struct_was_sampled(r, k))
 			write_struct(out, &p->structs[k]);

@@ -593,8 +593,9 @@ struct layout_instr_summary {
 
 /*
  * Replay `trace` (one process's trace) of `binary` (the program that wrote
- * it: its site and member tables) and write a version-1 layout record to
- * out: the structs with sampled sites, one `ref` per site at the pc it was
+ * it: its site and member tables) and write a version-2 layout record to
+ * out: `program`, `source instr model-EVENT`, the replay's counters as
+ * `stat` lines, the structs with sampled sites, one `ref` per site at the pc it was
  * logged at, `sample` lines with the model's misses per site and thread, and
  * `period` (period / burst) when the runtime sampled. -1 with a message in
  * err (file and what is wrong).

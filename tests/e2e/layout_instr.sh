@@ -125,6 +125,14 @@ fs_after=$(model_field "$WORK/suggested.record" false-sharing)
 grep -q 'aligned(64)' "$WORK/suggested.h" && pass "counters' groups start cache lines" ||
 	fail "the counters suggestion does not separate the threads' fields"
 
+grep -q '^recorded by instr (model-l1): [0-9]* accesses replayed through the cache model' \
+	"$WORK/original.report" && pass "report says how the record was made" ||
+	fail "report: no 'recorded by instr' line"
+"$LEVER" layout merge -o "$WORK/merged.record" "$WORK/original.record" "$WORK/original.record" &&
+	[ "$(struct_misses "$WORK/merged.record" record)" = $((2 * before)) ] &&
+	pass "two instr records of one build merge (misses summed)" ||
+	fail "merge of two instr records"
+
 # --- the default, sampled rate ----------------------------------------------
 "$LEVER" layout record --source=instr -o "$WORK/sampled.record" \
 	-- "$WORK/original" 2 32768 2000000 >/dev/null 2>"$WORK/record3.err" ||

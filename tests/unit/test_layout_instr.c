@@ -160,6 +160,10 @@ static void test_designed_trace(void **state)
 	assert_int_equal(s.model.false_sharing_miss, 2);
 	assert_int_equal(s.model.cold_miss, 5);
 	assert_non_null(strstr(text, "# model: accesses 8 "));
+	assert_true(strncmp(text, "lever-layout-record\t2\nprogram\t/", 30) == 0);
+	assert_non_null(strstr(text, "\nsource\tinstr\tmodel-l1\n"));
+	assert_non_null(strstr(text, "\nstat\tmodel-false-sharing-miss\t2\n"));
+	assert_non_null(strstr(text, "\nstat\tunrecordable-struct\t1\n"));
 	assert_null(strstr(text, "struct\tbits")); /* not recordable */
 	assert_null(strstr(text, "\nperiod"));	   /* every access was logged */
 	assert_non_null(strstr(text, "field\tpad\tlong int\t[7]\t8\t56\t8\n"));
@@ -169,6 +173,9 @@ static void test_designed_trace(void **state)
 	assert_int_equal(layout_record_read(in, "instr", &rec, err, sizeof(err)), 0);
 	fclose(in);
 	assert_int_equal(rec.program.n_structs, 2); /* pair once, shared */
+	assert_string_equal(rec.source, "instr");
+	assert_int_equal(layout_record_stat(&rec, "samples"), N_DESIGNED);
+	assert_int_equal(layout_record_stat(&rec, "model-coherence-miss"), 2);
 	assert_int_equal(rec.program.n_refs, 4);
 	assert_int_equal(sample_count(&rec, 0x1100, T100), 1); /* a: cold, then a hit */
 	assert_int_equal(sample_count(&rec, 0x1200, T100), 1); /* b: cold */
