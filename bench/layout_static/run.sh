@@ -72,9 +72,14 @@ else
 			b=$work/memcached-build-$cc-$opt
 			if [ ! -x "$b/memcached" ]; then
 				rm -rf "$b"
-				cp -r "$src" "$b"
+				# -a: new timestamps would make make rerun the autotools
+				cp -a "$src" "$b"
+				# objects of an earlier build in the source tree would be reused
+				find "$b" -name '*.o' -delete
+				rm -f "$b/memcached"
 				(cd "$b" && ./configure CC="$cc" CFLAGS="-g -$opt" >configure.log 2>&1 &&
 					make -j2 memcached >make.log 2>&1)
+				grep -q -- "-$opt" "$b/make.log" || { echo "memcached $cc -$opt: not built" >&2; exit 1; }
 			fi
 			bin=$b/memcached
 			times=()
@@ -91,10 +96,18 @@ else
 			summary=$("$lever" layout refs --no-cache -o "$bin.rec" "$bin" 2>&1 >/dev/null)
 			read -r fns memops resolved structs refs blocks left <<<"$(echo "$summary" |
 				sed -E 's/.*: ([0-9]+) functions, ([0-9]+) memory operands, ([0-9]+) resolved.*; ([0-9]+) structs, ([0-9]+) refs, ([0-9]+) blocks written; ([0-9]+) referenced.*/\1 \2 \3 \4 \5 \6 \7/')"
-			confirmed=$("$py" "$lib/layout_static_lines.py" "$bin.rec" "$bin" "$b" --show 30 |
-				tee "$raw/memcached-$cc-$opt.lines" | head -1 | sed -E 's/.*\((.*)\)/\1/')
-			grep $'^ref\t' "$bin.rec" | cut -f3 | sort | uniq -c | sort -rn | head -15 \
-				>"$raw/memcached-$cc-$opt.top"
+			"$py" "$lib/layout_static_lines.py" "$bin.rec" "$bin" "$b" --show 30 \
+				>"$raw/memcached-$cc-$opt.lines"
+			confirmed=$(head -1 "$raw/memcached-$cc-$opt.lines" | sed -E 's/.*\((.*)\)/\1/')
+			# the layouts against pahole's
+			"$lever" layout refs -q --no-cache --all-structs "$bin" >"$bin.all.rec"
+			if command -v pahole >/dev/null; then
+				pahole "$bin" >"$bin.pahole" 2>/dev/null || true
+				"$py" "$lib/layout_pahole_compare.py" "$bin.all.rec" "$bin.pahole" 1 \
+					>"$raw/memcached-$cc-$opt.pahole" || true
+			fi
+			grep $'^ref\t' "$bin.rec" | cut -f3 | sort | uniq -c | sort -rn >"$work/top" || true
+			sed -n 1,15p "$work/top" >"$raw/memcached-$cc-$opt.top"
 			grep '^# struct' "$bin.rec" >"$raw/memcached-$cc-$opt.left_out" || true
 			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$cc" "$opt" "$fns" \
 				"$memops" "$resolved" "$structs" "$refs" "$blocks" "$left" "$confirmed" \

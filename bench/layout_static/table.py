@@ -56,6 +56,12 @@ def main():
               f"[{float(r['seconds_min']):.3f}, {float(r['seconds_max']):.3f}] |")
     print()
     for r in mc:
+        pa = os.path.join(raw, f"memcached-{r['compiler']}-{r['opt']}.pahole")
+        if os.path.exists(pa):
+            text = open(pa).read().strip().splitlines()
+            print(f"- layouts vs pahole, {r['compiler']} -{r['opt']}: {text[-1] if text else '(none)'}")
+    print()
+    for r in mc:
         top = os.path.join(raw, f"memcached-{r['compiler']}-{r['opt']}.top")
         if r["compiler"] == "gcc" and r["opt"] == "O2" and os.path.exists(top):
             print("Most referenced structs (gcc -O2), refs per struct:\n")

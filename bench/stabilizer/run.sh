@@ -295,8 +295,11 @@ run_table1() {
 			"one-time|lever|--one-time" "re-randomized|lever|$rerand"
 	done
 	suite_csv "$raw/table1.raw.csv"
-	"$lever" compare --suite "$raw/table1.csv" --configs one-time,re-randomized --drop-max \
-		--export-markdown "$raw/table1.md" >"$raw/table1.txt"
+	# the same calls as bench/results/regenerate.sh's (tables.sh), in the raw
+	# directory, so that what they print names no path of this machine
+	stabilizer_table1 "$lever" "$raw" >"$raw/table1.md"
+	(cd "$raw" && "$lever" compare --suite table1.csv --configs one-time,re-randomized \
+		--drop-max) >"$raw/table1.txt"
 	table1_seconds=$((SECONDS - t0))
 }
 
@@ -362,8 +365,9 @@ run_suite() {
 			"O2|lever-link=@|$rerand" "O3|lever-O3-link=@|$rerand"
 	done
 	suite_csv "$raw/suite.raw.csv"
-	"$lever" compare --suite "$raw/suite.csv" --configs O2,O3 --drop-max \
-		--export-markdown "$raw/suite.md" >"$raw/suite.txt"
+	stabilizer_suite_text "$lever" "$raw" >"$raw/suite.txt"
+	(cd "$raw" && "$lever" compare --suite suite.csv --configs O2,O3 --drop-max \
+		--export-markdown suite.md >/dev/null)
 	suite_seconds=$((SECONDS - t0))
 }
 

@@ -27,3 +27,22 @@ stabilizer_overhead_table() {
 		echo
 	done
 }
+
+# stabilizer_table1 LEVER RAW_DIR : Table 1 (normality, one-time vs
+# re-randomized) from table1.csv, the CSV suite file of the table1 part.
+stabilizer_table1() {
+	local md
+	md=$(mktemp -d)/table1.md || return 1
+	(cd "$2" && "$1" compare --suite table1.csv --configs one-time,re-randomized --drop-max \
+		--export-markdown "$md" >/dev/null) && cat "$md"
+	local status=$?
+	rm -rf "$(dirname "$md")"
+	return $status
+}
+
+# stabilizer_suite_text LEVER RAW_DIR : lever compare's report of -O2 vs -O3
+# from suite.csv (names relative to RAW_DIR, so that the text holds no path
+# of the machine that ran it).
+stabilizer_suite_text() {
+	(cd "$2" && "$1" compare --suite suite.csv --configs O2,O3 --drop-max)
+}

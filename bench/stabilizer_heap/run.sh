@@ -8,6 +8,7 @@
 #   bench/stabilizer_heap/run.sh BUILD [RUNS]      (default 10 runs each)
 #   bench/stabilizer_heap/run.sh --report-only     (rebuild the table from raw data)
 #
+# NOTE="text" is kept in the raw data's meta and printed under the header.
 # Writes bench/results/stabilizer_heap.md, and keeps the raw data beside it in
 # bench/results/stabilizer_heap-raw/ (each `lever compare` output, NN.txt,
 # with its workload name and command in NN.name and NN.cmd, and the header's
@@ -32,8 +33,8 @@ else
 	seq 1 300000 | awk '{ srand(NR); print int(rand() * 1e6), $1 }' >"$tmp/sort.txt"
 	rm -rf "$raw"
 	mkdir -p "$raw"
-	printf 'date=%s\ncpus=%s\nload_start=%s\nruns=%s\n' "$(date -u +%F)" "$(nproc)" \
-		"$(cut -d' ' -f1-3 /proc/loadavg)" "$runs" >"$raw/meta"
+	printf 'date=%s\ncpus=%s\nload_start=%s\nruns=%s\nnote=%s\n' "$(date -u +%F)" "$(nproc)" \
+		"$(cut -d' ' -f1-3 /proc/loadavg)" "$runs" "${NOTE:-}" >"$raw/meta"
 fi
 meta() { sed -n "s/^$1=//p" "$raw/meta"; }
 n_compared=0
@@ -79,6 +80,10 @@ fi
 	echo
 	echo "$(meta date) on $(meta cpus) CPUs, load average $(meta load_start) at start, $(meta load_end) at the end; $(meta runs) interleaved runs per command."
 	echo
+	if [ -n "$(meta note)" ]; then
+		echo "$(meta note)"
+		echo
+	fi
 	echo "Wall time by \`lever compare\` (A = glibc malloc, B = \`lever stabilize --heap\`, runs"
 	echo "interleaved); speedup = mean(A)/mean(B) with its 95% BCa interval, so 0.5 = twice as slow."
 	echo

@@ -7,7 +7,10 @@
 #
 #   bench/stabilizer_heap/scale.sh NEW_BUILD OLD_BUILD [RUNS [COMPARE_RUNS]]
 #
-# ONLY=heap or ONLY=compare runs one half (ONLY=compare appends to raw.csv).
+# ONLY=heap or ONLY=compare runs one half: ONLY=compare appends to raw.csv,
+# ONLY=heap replaces its heap rows and keeps the compare rows already there.
+# NOTE="text" is appended to notes.md (what OLD and NEW were), which the
+# table prints under its header.
 #
 # Every round runs each workload under glibc, the old heap and the new heap
 # in a shuffled order (interleaved, so that a load change hits all three),
@@ -40,7 +43,14 @@ py=$(python3 -c 'import sys; print(sys.executable)')
 done
 
 only=${ONLY:-all}
-[ "$only" = compare ] || echo "workload,variant,run,wall_s,user_s,sys_s,maxrss_kb,load1" >"$raw"
+if [ "$only" != compare ]; then
+	header="workload,variant,run,wall_s,user_s,sys_s,maxrss_kb,load1"
+	# the compare rows of an earlier run stay (they take half an hour)
+	{ echo "$header"; [ -f "$raw" ] && grep '^compare_1e7,' "$raw" || true; } >"$tmp/kept"
+	[ "$only" = heap ] || echo "$header" >"$tmp/kept"
+	cp "$tmp/kept" "$raw"
+fi
+[ -z "${NOTE:-}" ] || echo "- $(date -u +%F): $NOTE" >>"$out/notes.md"
 measure() { # WORKLOAD VARIANT RUN COMMAND...
 	local w=$1 v=$2 r=$3
 	shift 3
@@ -65,6 +75,9 @@ echo "start ($only): $(uptime)" >>"$out/load.txt"
 for r in $(seq 1 "$runs"); do
 	workload malloc_heavy_1t "$r" "$tmp/malloc_heavy" 2000000 1
 	workload malloc_heavy_2t "$r" "$tmp/malloc_heavy" 1000000 2
+	# the same with ten times the live objects (26 MiB): the per-class
+	# floor of the spread slabs (see doc/stabilize.md) weighs less
+	workload malloc_heavy_1t_pool100k "$r" "$tmp/malloc_heavy" 2000000 1 100000
 	workload heap_return_1GiB "$r" "$tmp/heap_return" 100000
 	workload large_blocks "$r" "$tmp/large_blocks" 5000
 	workload sort_300k "$r" sort -n "$tmp/sort.txt"
@@ -78,5 +91,5 @@ for r in $(seq 1 "$compare_runs"); do
 	done
 done
 echo "end: $(uptime)" >>"$out/load.txt"
-python3 "$here/table.py" "$raw" >"$out/README.md"
+python3 "$here/table.py" "$raw" "$out/notes.md" >"$out/README.md"
 cat "$out/README.md"

@@ -5,9 +5,13 @@
 Per workload and variant: the median wall time and peak RSS with a
 distribution-free 95% interval (order statistics, binomial), and the ratios
 new/glibc and new/old of the medians with a 95% percentile-bootstrap
-interval (runs resampled within each variant, fixed seed).
+interval (runs resampled within each variant, fixed seed). The paired
+columns: the median over rounds of the CPU-time ratio of the two variants'
+runs in the same round (scale.sh runs each round's variants back to back, so
+a load change hits both), with its order-statistic 95% interval: on a
+loaded machine the steadier figure.
 
-usage: table.py raw.csv > README.md
+usage: table.py raw.csv [notes.md] > README.md   (notes.md: printed as it is)
 """
 import csv
 import math
@@ -44,12 +48,22 @@ def ratio_interval(a, b, rng, reps=4000):
     return rs[int(0.025 * reps)], rs[int(0.975 * reps) - 1]
 
 
+def paired(d, ref):
+    """Median and interval of the per-round CPU ratios d / ref."""
+    rs = [d["by_run"][r] / ref["by_run"][r] for r in d["by_run"]
+          if r in ref["by_run"] and ref["by_run"][r] > 0]
+    if not rs:
+        return ""
+    lo, hi = median_interval(rs)
+    return f"{statistics.median(rs):.2f} [{lo:.2f}, {hi:.2f}]"
+
+
 def fmt(x):
     return f"{x:.3g}"
 
 
 def main():
-    data = defaultdict(lambda: defaultdict(lambda: {"wall": [], "cpu": [], "rss": []}))
+    data = defaultdict(lambda: defaultdict(lambda: {"wall": [], "cpu": [], "rss": [], "by_run": {}}))
     loads = []
     with open(sys.argv[1]) as f:
         for row in csv.DictReader(f):
@@ -57,6 +71,7 @@ def main():
             d["wall"].append(float(row["wall_s"]))
             d["cpu"].append(float(row["user_s"]) + float(row["sys_s"]))
             d["rss"].append(float(row["maxrss_kb"]) / 1024)
+            d["by_run"][row["run"]] = d["cpu"][-1]
             loads.append(float(row["load1"]))
     rng = random.Random(1)
     print("# Shuffling heap and compare at scale (issue 14 point 14)\n")
@@ -64,11 +79,18 @@ def main():
     print(f"Load average (1 min) during the runs: median {statistics.median(loads):.1f}, "
           f"min {min(loads):.1f}, max {max(loads):.1f} on {2} CPUs shared with other builds: "
           "**a rerun on an idle machine is due**; ratios from interleaved runs are the robust part.\n")
+    if len(sys.argv) > 2:
+        try:
+            with open(sys.argv[2]) as f:
+                print("What the variants were, run by run:\n")
+                print(f.read().rstrip() + "\n")
+        except FileNotFoundError:
+            pass
     print("Medians with 95% intervals; ratios are of medians (below 1 = less time or memory than the reference).\n")
     print("CPU = user + system time of the whole run (lever's start-up included), less disturbed by")
     print("the load than wall time.\n")
-    print("| workload | variant | runs | wall s | CPU s | max RSS MiB | CPU / glibc | RSS / glibc | CPU / old | RSS / old |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| workload | variant | runs | wall s | CPU s | max RSS MiB | CPU / glibc | RSS / glibc | CPU / old | RSS / old | CPU / glibc, paired | CPU / old, paired |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for w, variants in data.items():
         for v in ("glibc", "old", "new"):
             if v not in variants:
@@ -89,6 +111,8 @@ def main():
                         cells.append(f"{r:.2f} [{lo:.2f}, {hi:.2f}]")
                     else:
                         cells.append("")
+            for ref in ("glibc", "old"):
+                cells.append(paired(d, variants[ref]) if ref in variants and ref != v and v != "glibc" else "")
             print("| " + " | ".join(cells) + " |")
 
 

@@ -3,6 +3,7 @@
 # to the program's first useful work, on binaries with large debug info.
 #
 #   bench/startup/run.sh [-o OUT.md] [-r RUNS] [-t TARGETS] BUILD [CACHE_DIR]
+#   bench/startup/run.sh -R [-o OUT.md]     (the report from the raw data only)
 #
 # BUILD      lever build directory (BUILD/bin/lever, BUILD/lib/lever/
 #            liblever-causal.so).  If lever or its runtime is missing, the
@@ -14,6 +15,15 @@
 # -o OUT     report (default bench/results/startup.md in this checkout)
 # -r RUNS    measured runs per command (default 10; warm-up 2)
 # -t LIST    targets, comma-separated: sqlite3,python (default both)
+# -R         report only: rebuild OUT from its raw data (bench/results/
+#            regenerate.sh does), nothing is run
+#
+# Raw data: OUT without .md plus -raw (bench/results/startup-raw/, or
+# STARTUP_RAW): hyperfine's JSON exports (hf-TARGET-ROUND.json), the probe
+# times (probe-TARGET.tsv: command, clock before the start, clock printed),
+# lever's -v lines (lever-v-TARGET.tsv), each target's binary facts
+# (info-TARGET), and the report's machine and command-line sections as they
+# were at the run (header.md, commands.md, meta).
 #
 # Each target exists twice: built with -gdwarf-4 -gno-variable-location-views
 # (the only debug format Coz 0.2.2 handles: DWARF 5 aborts it, DWARF 4 with
@@ -47,15 +57,36 @@ OUT="$REPO/bench/results/startup.md"
 RUNS=${RUNS:-10}
 WARMUP=${WARMUP:-2}
 TARGETS=sqlite3,python
-while getopts "o:r:t:h" opt; do
+REPORT_ONLY=0
+while getopts "o:r:t:Rh" opt; do
 	case $opt in
 	o) OUT=$OPTARG ;;
 	r) RUNS=$OPTARG ;;
 	t) TARGETS=$OPTARG ;;
-	*) sed -n '2,40p' "$0"; exit 2 ;;
+	R) REPORT_ONLY=1 ;;
+	*) sed -n '2,52p' "$0"; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
+RAW=${STARTUP_RAW:-${OUT%.md}-raw}
+
+# ---------------------------------------------------------------- report
+# Everything below reads RAW only, so that -R rebuilds the same report.
+report() {
+	local targets lever_ok
+	targets=$(sed -n 's/^targets=//p' "$RAW/meta")
+	lever_ok=$(sed -n 's/^lever_ok=//p' "$RAW/meta")
+	cat "$RAW/header.md"
+	python3 "$HERE/report.py" "$RAW" "$targets" "$lever_ok"
+	cat "$RAW/commands.md"
+}
+if [ $REPORT_ONLY = 1 ]; then
+	[ -f "$RAW/meta" ] || { echo "run.sh: no raw data in $RAW" >&2; exit 1; }
+	report >"$OUT.tmp"
+	mv "$OUT.tmp" "$OUT"
+	echo "run.sh: wrote $OUT from $RAW" >&2
+	exit 0
+fi
 [ $# -ge 1 ] || { echo "usage: $0 [-o OUT] [-r RUNS] [-t TARGETS] BUILD [CACHE_DIR]" >&2; exit 2; }
 BUILD=$(cd "$1" && pwd)
 CACHE=${2:-${LEVER_STARTUP_CACHE:-/work/scratch/startup}}
@@ -113,9 +144,14 @@ else
 fi
 [ $LEVER_OK = 1 ] || echo "run.sh: lever rows skipped: $LEVER_NOTE" >&2
 
+mkdir -p "$(dirname "$OUT")"
+OUT=$(cd "$(dirname "$OUT")" && pwd)/$(basename "$OUT")
+RAW=$(mkdir -p "$RAW" && cd "$RAW" && pwd)
+rm -f "$RAW"/*
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/lever-startup.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK" # coz and lever write ./profile.coz (so does coz-preload, below)
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 
 debug_bytes() { # sum of the .debug_* section sizes
 	local s=0 name size
@@ -160,32 +196,32 @@ for t in "${TLIST[@]}"; do
 			echo "coz_map=no ($(grep -v 'is not in scope' "$WORK/coz-$t.err" | tail -n 1 | tr -d '\033' | cut -c1-120))"
 		fi
 		echo "coz_profile=$(grep -c '^runtime' profile.coz 2>/dev/null || echo 0) runtime record(s)"
-	} >"$WORK/info-$t"
+	} >"$RAW/info-$t"
 
 	# 1. wall time, hyperfine, interleaved rounds
 	for ((r = 1; r <= ROUNDS; r++)); do
 		w=0
 		[ "$r" = 1 ] && w=$WARMUP
-		hf=(hyperfine -N -r "$PER_ROUND" -w "$w" --style none -i --export-json "$WORK/hf-$t-$r.json")
+		hf=(hyperfine -N -r "$PER_ROUND" -w "$w" --style none -i --export-json "$RAW/hf-$t-$r.json")
 		args=()
 		for c in "${CMDS[@]}"; do args+=(-n "${c%%$'\t'*}" "${c#*$'\t'}"); done
 		"${hf[@]}" "${args[@]}" >/dev/null 2>>"$WORK/hyperfine.err"
 	done
 
 	# 2. exec to first user code, alternating run by run
-	: >"$WORK/probe-$t.tsv"
+	: >"$RAW/probe-$t.tsv"
 	for ((i = 0; i < RUNS; i++)); do
 		for c in "${PCMDS[@]}"; do
 			name=${c%%$'\t'*}
 			cmd=${c#*$'\t'}
 			t0=$EPOCHREALTIME
 			v=$(eval "$cmd" 2>/dev/null | tail -n 1) || true
-			printf '%s\t%s\t%s\n' "$name" "$t0" "$v" >>"$WORK/probe-$t.tsv"
+			printf '%s\t%s\t%s\n' "$name" "$t0" "$v" >>"$RAW/probe-$t.tsv"
 		done
 	done
 
 	# 3. lever's own "first sample at N us after exec"
-	: >"$WORK/lever-v-$t.tsv"
+	: >"$RAW/lever-v-$t.tsv"
 	if [ $LEVER_OK = 1 ]; then
 		for ((i = 0; i < RUNS; i++)); do
 			for v in 4 5; do
@@ -194,18 +230,18 @@ for t in "${TLIST[@]}"; do
 				eval "\"$LEVER\" causal -v -- $b ${SAMPLED[$t]}" 2>&1 >/dev/null |
 					sed -n 's/.*first sample at \([0-9]*\) us after exec.*/exec\t\1/p;
 					        s/.*first sample at \([0-9]*\) us after the runtime started; line map ready after \([0-9]*\) us.*/rt\t\1\t\2/p' |
-					sed "s/^/lever$v\t/" >>"$WORK/lever-v-$t.tsv" || true
+					sed "s/^/lever$v\t/" >>"$RAW/lever-v-$t.tsv" || true
 			done
 		done
 	fi
 done
 
-# ---------------------------------------------------------------- report
-mkdir -p "$(dirname "$OUT")"
+# ---------------------------------------------------------------- raw report sections
 {
 	echo "# Start-up cost: lever causal vs coz run"
 	echo
-	echo "Generated by \`bench/startup/run.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC')."
+	echo "Generated by \`bench/startup/run.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'); raw data in"
+	echo "\`$(basename "$RAW")/\` beside this file, from which \`bench/startup/run.sh -R\` rebuilds it."
 	echo
 	echo "## Machine"
 	echo
@@ -217,94 +253,9 @@ mkdir -p "$(dirname "$OUT")"
 	echo "- lever: $(git -C "$REPO" describe --always --dirty 2>/dev/null || echo unknown), build $BUILD"
 	[ $LEVER_OK = 1 ] || echo "- **lever rows skipped**: $LEVER_NOTE"
 	echo "- runs: $RUNS per command (hyperfine, $ROUNDS interleaved rounds, $WARMUP warm-up runs in the first)"
-} >"$OUT"
-
-python3 - "$WORK" "$OUT" "$TARGETS" "$LEVER_OK" <<'PY'
-import json, glob, os, statistics as st, sys
-work, out, targets, lever_ok = sys.argv[1], sys.argv[2], sys.argv[3].split(","), sys.argv[4] == "1"
-
-def ms(x): return "%.1f" % (x * 1e3)
-def mean(v): return st.mean(v) if v else float("nan")
-def sd(v): return st.stdev(v) if len(v) > 1 else 0.0
-def ratio(a, b): return "%.3f" % (a / b) if b > 0 and a == a else "n/a"
-
-o = open(out, "a")
-w = o.write
-for t in targets:
-    info = dict(l.strip().split("=", 1) for l in open(f"{work}/info-{t}") if "=" in l)
-    def field(k):  # "size4=N debug4=M"
-        return {kv.split("=")[0]: int(kv.split("=")[1]) for kv in k.split()}
-    s4 = field("size4=" + info["size4"]); s5 = field("size5=" + info["size5"])
-    w(f"\n## {t}\n\n")
-    w(f"- DWARF 4 binary: `{info['binary_dwarf4']}`: {s4['size4']/2**20:.1f} MiB file, "
-      f"{s4['debug4']/2**20:.1f} MiB of .debug_* sections\n")
-    w(f"- DWARF 5 binary: `{info['binary_dwarf5']}`: {s5['size5']/2**20:.1f} MiB file, "
-      f"{s5['debug5']/2**20:.1f} MiB of .debug_* sections\n")
-    w(f"- coz built its line map: {info['coz_map']}; profile.coz: {info['coz_profile']}\n")
-
-    # 1. hyperfine
-    times, cmds = {}, {}
-    for f in sorted(glob.glob(f"{work}/hf-{t}-*.json")):
-        for r in json.load(open(f))["results"]:
-            times.setdefault(r["command"], []).extend(r["times"])
-    w("\n### Wall time, exec to exit\n\n")
-    w("| command | mean ms | sd | min | start-up cost ms | lever cost / coz cost |\n")
-    w("|---|---:|---:|---:|---:|---:|\n")
-    m = {k: mean(v) for k, v in times.items()}
-    def base(k): return m.get("bare5" if k.endswith("5") else "bare4", float("nan"))
-    coz_cost = m.get("coz", float("nan")) - m.get("bare4", float("nan"))
-    for k in ["bare4", "bare5", "coz", "coz-preload", "lever4", "lever5"]:
-        if k not in times: continue
-        v = times[k]; cost = m[k] - base(k)
-        w(f"| {k} | {ms(m[k])} | {ms(sd(v))} | {ms(min(v))} | "
-          f"{'' if k.startswith('bare') else ms(cost)} | "
-          f"{ratio(cost, coz_cost) if k.startswith('lever') else ''} |\n")
-
-    # 2. probe
-    rows = {}
-    for l in open(f"{work}/probe-{t}.tsv"):
-        name, t0, v = (l.rstrip("\n").split("\t") + ["", ""])[:3]
-        try: rows.setdefault(name, []).append(float(v) - float(t0))
-        except ValueError: rows.setdefault(name, [])
-    w("\n### Exec to first user code (program prints the clock first)\n\n")
-    w("| command | runs ok | mean ms | median | min | start-up cost ms | lever cost / coz cost |\n")
-    w("|---|---:|---:|---:|---:|---:|---:|\n")
-    pm = {k: mean(v) for k, v in rows.items()}
-    def pbase(k): return pm.get("bare5" if k.endswith("5") else "bare4", float("nan"))
-    pcoz = pm.get("coz", float("nan")) - pm.get("bare4", float("nan"))
-    for k in ["bare4", "bare5", "coz", "coz-preload", "lever4", "lever5"]:
-        if k not in rows: continue
-        v = rows[k]
-        if not v:
-            w(f"| {k} | 0 | | | | | |\n"); continue
-        cost = pm[k] - pbase(k)
-        w(f"| {k} | {len(v)} | {ms(pm[k])} | {ms(st.median(v))} | {ms(min(v))} | "
-          f"{'' if k.startswith('bare') else ms(cost)} | "
-          f"{ratio(cost, pcoz) if k.startswith('lever') else ''} |\n")
-
-    # 3. lever -v
-    w("\n### lever's own report (`lever causal -v`)\n\n")
-    if not lever_ok:
-        w("lever not run.\n")
-    else:
-        ex, rt = {}, {}
-        for l in open(f"{work}/lever-v-{t}.tsv"):
-            p = l.rstrip("\n").split("\t")
-            if p[1] == "exec": ex.setdefault(p[0], []).append(int(p[2]) / 1e6)
-            elif p[1] == "rt": rt.setdefault(p[0], []).append((int(p[2]) / 1e6, int(p[3]) / 1e6))
-        if not ex and not rt:
-            w("The runtime printed no `first sample at ... us after exec` line.\n")
-        else:
-            w("| command | runs | first sample after exec, mean ms | median | min | "
-              "line map ready after runtime start, mean ms |\n|---|---:|---:|---:|---:|---:|\n")
-            for k in ["lever4", "lever5"]:
-                v = ex.get(k, []); r = [b for a, b in rt.get(k, [])]
-                if not v and not r: continue
-                w(f"| {k} | {len(v)} | {ms(mean(v)) if v else ''} | "
-                  f"{ms(st.median(v)) if v else ''} | {ms(min(v)) if v else ''} | "
-                  f"{ms(mean(r)) if r else ''} |\n")
-o.close()
-PY
+	echo "- load average (1, 5, 15 min): $LOAD_START at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end (2 vCPUs shared with other work unless it says 0.0: a rerun on an idle machine is due)"
+	[ -z "${STARTUP_NOTE:-}" ] || echo "- note: $STARTUP_NOTE"
+} >"$RAW/header.md"
 {
 	echo
 	echo "## Command lines"
@@ -323,5 +274,8 @@ PY
 	echo "the same debug info (bare4 for coz, coz-preload and lever4; bare5 for lever5)."
 	echo "Coz can only read the DWARF 4 binary, so both lever rows are compared with"
 	echo "coz's cost on DWARF 4."
-} >>"$OUT"
-echo "run.sh: wrote $OUT" >&2
+} >"$RAW/commands.md"
+printf 'targets=%s\nlever_ok=%s\n' "$TARGETS" "$LEVER_OK" >"$RAW/meta"
+report >"$OUT.tmp"
+mv "$OUT.tmp" "$OUT"
+echo "run.sh: wrote $OUT (raw data: $RAW)" >&2

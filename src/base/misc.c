@@ -63,27 +63,6 @@ void rng_seed(struct rng *r, uint64_t seed)
 		r->s[i] = splitmix64(&seed);
 }
 
-static uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-/* xoshiro256** */
-uint64_t rng_next(struct rng *r)
-{
-	uint64_t *s = r->s;
-	uint64_t result = rotl(s[1] * 5, 7) * 9;
-	uint64_t t = s[1] << 17;
-
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return result;
-}
-
 uint64_t rng_below(struct rng *r, uint64_t n)
 {
 	/* Rejection sampling avoids modulo bias. */

@@ -150,6 +150,11 @@ static void print_text(FILE *out, const struct layout_options *o, const struct l
 				sg[i].s->name, (unsigned long long)sg[i].benefit,
 				(unsigned long long)o->params.threshold);
 	}
+	/* by data address: lines two threads touch, one writing (version-2 access lines) */
+	if (layout_find_shared_lines(rec, NULL, 0)) {
+		fprintf(out, "\n");
+		layout_print_shared_lines(out, rec, 10);
+	}
 	fprintf(out, "\n");
 	if (passing)
 		layout_print_ranking(out, sg, passing, rec->period);
@@ -294,8 +299,9 @@ static int parse_record_options(struct record_options *o, int argc, char **argv)
 	    .usage = RECORD_USAGE,
 	    .description = record_description,
 	    .options = table,
-	    .epilogue = "Exit status: PROGRAM's, or 1 if nothing could be recorded, 2 on a usage\n"
-			"error. See doc/layout.md.",
+	    .epilogue =
+		"Exit status: PROGRAM's; 1 if nothing could be recorded, 2 on a usage\n"
+		"error, 126/127 if PROGRAM cannot be run / is not found. See doc/layout.md.",
 	    .takes_program = true,
 	    .help_column = 24,
 	};
@@ -368,7 +374,7 @@ static int layout_record(int argc, char **argv)
 		rc = -1;
 	if (rc || rename(tmp, o.output)) {
 		unlink(tmp);
-		return 1;
+		return rc > 0 ? rc : 1;
 	}
 	fprintf(stderr, "lever layout record: wrote %s\n", o.output);
 	return launch_exit_status(status);

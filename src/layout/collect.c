@@ -17,6 +17,11 @@
  * - `clock`: cpu-clock samples with the user registers; the memory operand
  *   of the sampled instruction (the previous one, --skid) is decoded and its
  *   address computed (collect_decode.c).
+ * - The record starts with the static part of every module sampled that has
+ *   DWARF (layout_static_write, layout-static's), then the samples per
+ *   (pc, thread), the data addresses, -g's call chains and the counters.
+ * Samples are kept in memory until the program ends (256 bytes each, mostly
+ * the registers), which bounds how long one recording can run.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -789,8 +794,7 @@ struct resolver {
 	struct count_table counts;
 	struct chain_table chains;
 	/* the counters written as `stat` lines */
-	uint64_t samples, memory, no_memory, address_unknown, no_previous, outside, unreadable,
-	    kernel;
+	uint64_t samples, memory, no_memory, address_unknown, no_previous, outside, unreadable;
 	size_t static_modules; /* modules whose static part the record has */
 	size_t n_used;	       /* modules in the record */
 	const char *program;   /* canonical path of PROGRAM: module 0 */
@@ -886,12 +890,14 @@ static void resolve_clock(struct resolver *r, const struct raw_sample *s, const 
 		r->address_unknown++;
 		return;
 	}
-	count_add(&r->counts,
-		  &(struct count_key){.pc = LAYOUT_MODULE_PC(module, at),
-				      .addr = ea,
-				      .tid = s->tid,
-				      .flags = 2u | (op.write && !op.read ? 1u : 0u)},
-		  1);
+	count_add(
+	    &r->counts,
+	    &(struct count_key){.pc = LAYOUT_MODULE_PC(module, at),
+				.addr = ea,
+				.tid = s->tid,
+				/* a read-modify-write writes: it takes the line from others */
+				.flags = 2u | (op.write ? 1u : 0u)},
+	    1);
 }
 
 /* pmu: the precise pc and the data address the hardware gives. */
@@ -1325,7 +1331,8 @@ int layout_collect(const struct layout_collect_options *o, FILE *out, int *wait_
 	err = launch_resolve_program(o->argv[0], resolved, sizeof(resolved));
 	if (err) {
 		fprintf(stderr, "%s: %s: %s\n", o->who, o->argv[0], strerror(-err));
-		return -1;
+		/* as env(1) and lever's other launchers say it */
+		return err == -ENOENT ? LAUNCH_EXIT_NOT_FOUND : LAUNCH_EXIT_CANNOT_EXEC;
 	}
 	if (!realpath(resolved, program))
 		str_copy(program, resolved, sizeof(program));

@@ -970,7 +970,7 @@ long st_member_at(const struct st_struct *s, uint32_t off)
 	for (size_t i = 0; i < s->n; i++) {
 		const struct st_member *m = &s->m[i];
 
-		if (off >= m->offset && off < m->offset + (m->size ? m->size : 1))
+		if (off >= m->offset && (m->flexible || off < m->offset + (m->size ? m->size : 1)))
 			return (long)i;
 	}
 	return -1;

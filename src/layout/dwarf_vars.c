@@ -54,8 +54,12 @@ static struct st_var_type classify_type(const struct st_types *t, Dwarf_Die *var
 	Dwarf_Attribute a;
 	Dwarf_Die type, peeled, elem;
 
+	Dwarf_Word bytes;
+
 	if (!dwarf_attr_integrate(var, DW_AT_type, &a) || !dwarf_formref_die(&a, &type))
 		return vt;
+	if (dwarf_aggregate_size(&type, &bytes) == 0)
+		vt.bytes = bytes;
 	vt.s = st_types_pointee_of(t, &type);
 	if (vt.s != ST_NONE) {
 		vt.pointer = true;

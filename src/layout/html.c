@@ -152,6 +152,48 @@ static int struct_section(FILE *f, const struct layout_suggestion *sg, uint64_t 
 	return 0;
 }
 
+/* Lines two threads touch, one writing, from the data addresses (sharing.c). */
+static void shared_lines_section(FILE *f, const struct layout_record *rec)
+{
+	struct layout_shared_line lines[20];
+	size_t n = layout_find_shared_lines(rec, lines, 20);
+
+	if (!n)
+		return;
+	fprintf(f, "<section class=\"shared\"><h2>Data lines shared between threads</h2>\n"
+		   "<p>From the samples' data addresses: lines two threads touched, one of them "
+		   "writing; <em>false</em> when no writer's bytes meet the other thread's.</p>\n"
+		   "<table><tr><th>line</th><th>sharing</th><th>samples</th><th>threads: bytes "
+		   "(field), samples, writes</th></tr>\n");
+	for (size_t i = 0; i < n && i < 20; i++) {
+		const struct layout_shared_line *l = &lines[i];
+
+		fprintf(f,
+			"<tr><td><code>%#llx</code></td><td>%s</td><td class=\"num\">%llu</td><td>",
+			(unsigned long long)l->line, l->false_sharing ? "false" : "true",
+			(unsigned long long)l->count);
+		for (size_t k = 0; k < l->n_threads; k++) {
+			const struct layout_line_thread *t = &l->threads[k];
+			int lo = __builtin_ctzll(t->bytes), hi = 63 - __builtin_clzll(t->bytes);
+
+			fprintf(f, "%sthread %u: %d-%d", k ? "<br>" : "", t->tid, lo, hi);
+			if (t->has_field) {
+				fprintf(f, " (");
+				report_html_escape(f, rec->program.structs[t->struct_index]->name);
+				fprintf(f, ".");
+				report_html_escape(f, rec->program.structs[t->struct_index]
+							  ->fields[t->field_index]
+							  .name);
+				fprintf(f, ")");
+			}
+			fprintf(f, ", %llu, %llu", (unsigned long long)t->count,
+				(unsigned long long)t->writes);
+		}
+		fprintf(f, "</td></tr>\n");
+	}
+	fprintf(f, "</table>%s</section>\n", n > 20 ? "<p>(the 20 busiest shown)</p>" : "");
+}
+
 int layout_write_html(FILE *f, const char *title, const struct layout_record *rec,
 		      const struct layout_suggestion *sg, size_t n)
 {
@@ -190,6 +232,7 @@ int layout_write_html(FILE *f, const char *title, const struct layout_record *re
 			return -1;
 	if (!n)
 		fprintf(f, "<p>No struct has samples.</p>\n");
+	shared_lines_section(f, rec);
 	fputs(script, f);
 	fprintf(f, "</body>\n</html>\n");
 	return ferror(f) ? -1 : 0;

@@ -498,10 +498,33 @@ struct layout_collect_options {
 };
 /*
  * Run argv under perf_event_open and write a version-2 record to out.
- * Returns 0 with the program's wait status in *wait_status, or -1 after
- * printing why (nothing could be recorded).
+ * Returns 0 with the program's wait status in *wait_status; -1 after
+ * printing why (nothing could be recorded); or, PROGRAM not found or not
+ * executable, LAUNCH_EXIT_NOT_FOUND (127) or LAUNCH_EXIT_CANNOT_EXEC (126).
  */
 int layout_collect(const struct layout_collect_options *o, FILE *out, int *wait_status);
+
+/* ---- lines shared between threads, from data addresses (sharing.c) */
+struct layout_line_thread {
+	uint32_t tid;
+	uint64_t count, writes;
+	uint64_t bytes, written; /* byte masks of the line: touched, written */
+	bool has_field;		 /* a pc of its accesses references a field: */
+	uint32_t struct_index, field_index;
+};
+struct layout_shared_line {
+	uint64_t line; /* its address */
+	uint64_t count;
+	size_t n_threads;
+	struct layout_line_thread threads[LAYOUT_MAX_THREADS];
+	bool shared;	    /* two threads, one of them writes */
+	bool false_sharing; /* ... and no writer's bytes meet another thread's */
+};
+/* Shared lines of rec's accesses, most samples first: up to max into out; returns how many. */
+size_t layout_find_shared_lines(const struct layout_record *rec, struct layout_shared_line *out,
+				size_t max);
+/* One line each: "false sharing of data line 0x...: thread T bytes a-b (S.f), ..." */
+void layout_print_shared_lines(FILE *f, const struct layout_record *rec, size_t max);
 
 /* ---- outputs of a record (html.c, pprof.c) */
 /* The heat map: per struct, fields by cache line coloured by samples, the suggestion beside. */

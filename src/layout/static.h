@@ -96,6 +96,7 @@ struct st_var_type {
 	bool pointer2;	/* s ** */
 	bool array;	/* in place: an array of s (offsets modulo its size) */
 	bool ptr_array; /* in place: an array of s * */
+	uint64_t bytes; /* in place: the variable's size (an array's, all elements) */
 };
 
 struct st_var_loc {

@@ -198,6 +198,11 @@ struct resolved {
 		.s = ST_NONE, .slot = {.s = ST_NONE}, .address = {.s = ST_NONE }                   \
 	}
 
+static bool in_flexible(const struct st_struct *s, int64_t off)
+{
+	return s->n && s->m[s->n - 1].flexible && off >= s->m[s->n - 1].offset;
+}
+
 static struct resolved resolve_global(const struct fn_ctx *c, uint64_t addr)
 {
 	struct resolved res = NOTHING_RESOLVED;
@@ -233,7 +238,7 @@ static struct resolved resolve_stack(const struct fn_ctx *c, uint64_t pc, int ba
 
 	for (size_t i = 0; i < c->n_locs; i++) {
 		const struct st_var_loc *l = c->locs[i];
-		int64_t at, size;
+		int64_t at, size, extent;
 
 		if (pc < l->lo || pc >= l->hi || l->kind == ST_LOC_REG)
 			continue;
@@ -260,22 +265,20 @@ static struct resolved resolve_stack(const struct fn_ctx *c, uint64_t pc, int ba
 			continue;
 		}
 		if (l->type.ptr_array) {
-			if (disp >= at && (disp - at) % 8 == 0)
+			if (disp >= at && disp < at + (int64_t)l->type.bytes &&
+			    (disp - at) % 8 == 0) {
 				res.slot = (struct reg_type){.s = l->type.s};
+				return res;
+			}
 			continue;
 		}
 		size = c->t->s[l->type.s].size;
-		if (!l->type.array && disp >= at && disp < at + size) {
-			res.s = l->type.s;
-			res.off = disp - at;
-			return res;
-		}
-		if (l->type.array && size && disp >= at) {
-			/* an array variable's extent is unknown here: trust the frame layout */
-			res.s = l->type.s;
-			res.off = (disp - at) % size;
-			return res;
-		}
+		extent = l->type.bytes ? (int64_t)l->type.bytes : size;
+		if (!size || disp < at || disp >= at + extent)
+			continue;
+		res.s = l->type.s;
+		res.off = (disp - at) % size; /* an array's element */
+		return res;
 	}
 	return res;
 }
@@ -316,7 +319,14 @@ static struct resolved resolve_mem(const struct fn_ctx *c, const cs_insn *in, co
 
 		if (!size)
 			return res;
-		if (index >= 0 || b->elem || off >= size)
+		/*
+		 * Past the fixed part of a struct ending in a flexible array
+		 * member is that member (memcached's item: key and value after
+		 * the header), not the next element of an array.
+		 */
+		if (in_flexible(&c->t->s[b->s], off))
+			;
+		else if (index >= 0 || b->elem || off >= size)
 			off = floor_mod(off, size);
 		if (off < 0)
 			return res;
@@ -360,7 +370,7 @@ static int emit_refs(struct fn_ctx *c, uint64_t pc, int32_t s, int64_t off, int6
 
 	for (size_t i = 0; i < st->n; i++) {
 		const struct st_member *m = &st->m[i];
-		int64_t m_end = m->offset + (m->size ? m->size : 1);
+		int64_t m_end = m->flexible ? INT64_MAX : m->offset + (m->size ? m->size : 1);
 
 		if (m_end <= off || (int64_t)m->offset >= end)
 			continue;

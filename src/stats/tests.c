@@ -15,8 +15,53 @@ static void test_clear(struct stats_test *out)
 	out->statistic = out->df1 = out->df2 = out->p = NAN;
 }
 
-int stats_t_test_student(const double *a, size_t na, const double *b, size_t nb,
-			 struct stats_test *out)
+/*
+ * The t statistics do not change when both samples are multiplied by one
+ * factor, but their variances do: they underflow to 0 for subnormal values
+ * (squares below 1e-308) and overflow to inf above 1e154, which would report
+ * samples that do vary as having "no variation". Such samples are tested
+ * scaled by a power of two, which is exact. Returns the power (0: no
+ * scaling needed).
+ */
+static int t_test_scale(const double *a, size_t na, const double *b, size_t nb)
+{
+	double big = 0.0;
+	int e;
+
+	for (size_t i = 0; i < na; i++)
+		big = fmax(big, fabs(a[i]));
+	for (size_t i = 0; i < nb; i++)
+		big = fmax(big, fabs(b[i]));
+	if (!(big > 0.0) || !isfinite(big))
+		return 0;
+	e = ilogb(big);
+	return e > -400 && e < 400 ? 0 : -e;
+}
+
+typedef int t_test_fn(const double *a, size_t na, const double *b, size_t nb,
+		      struct stats_test *out);
+
+/* Run test on copies of a and b multiplied by 2^shift. */
+static int t_test_scaled(t_test_fn *test, int shift, const double *a, size_t na, const double *b,
+			 size_t nb, struct stats_test *out)
+{
+	double *x = malloc((na + nb) * sizeof(*x));
+	int rc;
+
+	test_clear(out);
+	if (!x)
+		return -ENOMEM;
+	for (size_t i = 0; i < na; i++)
+		x[i] = ldexp(a[i], shift);
+	for (size_t i = 0; i < nb; i++)
+		x[na + i] = ldexp(b[i], shift);
+	rc = test(x, na, x + na, nb, out);
+	free(x);
+	return rc;
+}
+
+static int t_test_student(const double *a, size_t na, const double *b, size_t nb,
+			  struct stats_test *out)
 {
 	double va, vb, df, pooled, se;
 
@@ -36,8 +81,8 @@ int stats_t_test_student(const double *a, size_t na, const double *b, size_t nb,
 	return 0;
 }
 
-int stats_t_test_welch(const double *a, size_t na, const double *b, size_t nb,
-		       struct stats_test *out)
+static int t_test_welch(const double *a, size_t na, const double *b, size_t nb,
+			struct stats_test *out)
 {
 	double qa, qb, se2;
 
@@ -160,4 +205,24 @@ out:
 	free(med);
 	free(mean);
 	return err;
+}
+
+int stats_t_test_student(const double *a, size_t na, const double *b, size_t nb,
+			 struct stats_test *out)
+{
+	int shift = t_test_scale(a, na, b, nb);
+
+	if (shift)
+		return t_test_scaled(t_test_student, shift, a, na, b, nb, out);
+	return t_test_student(a, na, b, nb, out);
+}
+
+int stats_t_test_welch(const double *a, size_t na, const double *b, size_t nb,
+		       struct stats_test *out)
+{
+	int shift = t_test_scale(a, na, b, nb);
+
+	if (shift)
+		return t_test_scaled(t_test_welch, shift, a, na, b, nb, out);
+	return t_test_welch(a, na, b, nb, out);
 }

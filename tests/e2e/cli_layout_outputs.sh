@@ -35,6 +35,7 @@ record() { # BUILD-ID COUNT-SCALE
 		'sample	0x401020	'$((19 * $2))'	1' \
 		'sample	0x401030	'$((128 * $2))'	1' \
 		'access	0x401000	0x7f0000001000	1	r	'$((3 * $2)) \
+		'access	0x401030	0x7f0000001018	2	w	'$((2 * $2)) \
 		'module	/lib/libc.so.6	-' \
 		'sample	0x2000	'$((7 * $2))'	1'
 }
@@ -72,6 +73,10 @@ grep -q '<section class="struct"><h2>struct foo</h2>' "$tmp/h.html" || fail "no 
 [ "$(grep -c '<caption>' "$tmp/h.html")" -eq 2 ] || fail "not two tables (as it is, suggested)"
 grep -q '<td><code>int d</code></td><td class="num">384</td>' "$tmp/h.html" || fail "no row for d with 384"
 grep -Eq '(src|href)="https?:' "$tmp/h.html" && fail "the page loads something from outside"
+grep -q '<tr><td><code>0x7f0000001000</code></td><td>false</td><td class="num">15</td>' "$tmp/h.html" ||
+	fail "no false-sharing row for data line 0x7f0000001000"
+grep -q '^false sharing of data line 0x7f0000001000 (15 samples): thread 1 bytes 0-7 (foo.a), 9 samples, 0 writes; thread 2 bytes 24-27 (foo.d), 6 samples, 6 writes$' "$tmp/report.txt" ||
+	fail "report: no false sharing by address: $(grep sharing "$tmp/report.txt")"
 "$lever" layout report --html "$tmp/a.record" "$tmp/b.record" 2>"$tmp/err"
 [ $? -eq 1 ] || fail "--html over a record did not exit 1"
 grep -q 'refusing' "$tmp/err" || fail "--html over a record: $(cat "$tmp/err")"

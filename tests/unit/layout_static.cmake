@@ -4,3 +4,7 @@
 lever_unit_test(test_layout_static
   SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_layout_static.c
   LIBS lever_layout lever_report lever_elf lever_base m)
+# The register-type propagation on hand-assembled code (no compiler involved).
+lever_unit_test(test_layout_static_refs
+  SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_layout_static_refs.c
+  LIBS lever_layout lever_report lever_elf lever_base m)

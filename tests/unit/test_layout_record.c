@@ -443,6 +443,7 @@ static void check_accepted_v2(struct layout_record *rec)
 	assert_non_null(f);
 	assert_int_equal(layout_write_pprof(f, rec, err, sizeof(err)), 0);
 	assert_int_equal(layout_write_html(f, "t", rec, NULL, 0), 0);
+	layout_print_shared_lines(f, rec, 3);
 	fclose(f);
 	free(out);
 	free(text);
@@ -486,6 +487,67 @@ static void test_fuzz_version_2(void **state)
 	assert_true(failed > 0);
 }
 
+/* ------------------------------------------------------------ shared lines */
+
+static void test_shared_lines_by_address(void **state)
+{
+	static const char text[] = V2 "program\t/p\tab\n"
+				      "struct\tcounters\n"
+				      "field\thits\tlong\t-\t0\t8\t8\n"
+				      "field\tmisses\tlong\t-\t8\t8\t8\n"
+				      "ref\t0x10\tcounters\thits\tw\n"
+				      "ref\t0x20\tcounters\tmisses\tw\n"
+				      "ref\t0x30\tcounters\thits\tr\n"
+				      /* line 0x1000: 1 writes hits, 2 writes misses: false */
+				      "access\t0x10\t0x1000\t1\tw\t30\n"
+				      "access\t0x20\t0x1008\t2\tw\t20\n"
+				      /* line 0x2040: 1 writes hits, 2 reads it: true */
+				      "access\t0x10\t0x2040\t1\tw\t5\n"
+				      "access\t0x30\t0x2040\t2\tr\t50\n"
+				      /* one thread only; two readers only: not shared */
+				      "access\t0x10\t0x3000\t1\tw\t99\n"
+				      "access\t0x30\t0x3008\t1\tr\t99\n"
+				      "access\t0x30\t0x4000\t1\tr\t7\n"
+				      "access\t0x30\t0x4010\t2\tr\t7\n"
+				      /* no reference: one byte each, 2 and 3 apart */
+				      "access\t0x99\t0x5002\t3\tw\t1\n"
+				      "access\t0x99\t0x5003\t4\tw\t1\n";
+	struct layout_record rec;
+	struct layout_shared_line lines[8];
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	read_ok(text, &rec);
+	assert_int_equal(layout_find_shared_lines(&rec, lines, 8), 3);
+	/* most samples first */
+	assert_int_equal(lines[0].line, 0x2040);
+	assert_true(lines[0].shared && !lines[0].false_sharing);
+	assert_int_equal(lines[0].count, 55);
+	assert_int_equal(lines[1].line, 0x1000);
+	assert_true(lines[1].false_sharing);
+	assert_int_equal(lines[1].n_threads, 2);
+	assert_int_equal(lines[1].threads[0].bytes, 0xffull);
+	assert_int_equal(lines[1].threads[1].bytes, 0xff00ull);
+	assert_int_equal(lines[2].line, 0x5000);
+	assert_true(lines[2].false_sharing);
+	assert_int_equal(lines[2].threads[0].written, 1ull << 2);
+	f = open_memstream(&out, &len);
+	layout_print_shared_lines(f, &rec, 2);
+	fclose(f);
+	assert_non_null(strstr(out, "true sharing of data line 0x2040 (55 samples): thread 1 bytes "
+				    "0-7 (counters.hits), 5 samples, 5 writes; thread 2 bytes 0-7 "
+				    "(counters.hits), 50 samples, 0 writes\n"));
+	assert_non_null(strstr(out,
+			       "false sharing of data line 0x1000 (50 samples): thread 1 "
+			       "bytes 0-7 (counters.hits), 30 samples, 30 writes; thread 2 bytes "
+			       "8-15 (counters.misses)"));
+	assert_non_null(strstr(out, "... 1 more shared lines\n"));
+	free(out);
+	layout_record_free(&rec);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -496,6 +558,7 @@ int main(void)
 	    cmocka_unit_test(test_version_2_errors),
 	    cmocka_unit_test(test_merge),
 	    cmocka_unit_test(test_fuzz_version_2),
+	    cmocka_unit_test(test_shared_lines_by_address),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

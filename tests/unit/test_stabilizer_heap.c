@@ -98,6 +98,32 @@ static void test_base_slabs(void **state)
 
 #define MANY 20000
 
+/*
+ * free() finds an object's start by a multiply with an inverse of the class
+ * size, not a division: exact over the whole span of every class (addresses
+ * only, nothing is touched), at both ends of objects spread over the span.
+ */
+static void test_object_start_whole_span(void **state)
+{
+	(void)state;
+	for (unsigned c = 0; c < HEAP_N_CLASSES; c++) {
+		uint64_t size = heap_class_size(c), objects = HEAP_CLASS_SPAN / size;
+		char *start = heap_region + c * HEAP_CLASS_SPAN;
+
+		for (uint64_t i = 0; i < objects; i = i * 3 + 1) {
+			for (uint64_t k = i; k < objects && k < i + 3; k++) {
+				char *o = start + k * size;
+
+				assert_ptr_equal(heap_object_start(o, c), o);
+				assert_ptr_equal(heap_object_start(o + size - 1, c), o);
+				assert_int_equal(heap_class_of_ptr(o + size - 1), c);
+			}
+		}
+		assert_ptr_equal(heap_object_start(start + (objects - 1) * size + size - 1, c),
+				 start + (objects - 1) * size);
+	}
+}
+
 static void test_shuffle_no_duplicates(void **state)
 {
 	static uintptr_t p[MANY];
@@ -244,6 +270,7 @@ int main(void)
 	    cmocka_unit_test(test_size_classes),
 	    cmocka_unit_test(test_base_slabs),
 	    cmocka_unit_test(test_base_returns_pages),
+	    cmocka_unit_test(test_object_start_whole_span),
 	    cmocka_unit_test(test_shuffle_no_duplicates),
 	    cmocka_unit_test(test_shuffle_delays_reuse),
 	    cmocka_unit_test(test_large),

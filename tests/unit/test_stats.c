@@ -293,6 +293,36 @@ static void test_two_sample_edges(void **state)
 	near(t.p, 0.1, 1e-15, "exact p");
 }
 
+/*
+ * Subnormal and huge samples vary even though the square of their spread
+ * underflows or overflows: the t-tests must give what they give on the same
+ * samples scaled into the normal range (powers of two: exact).
+ */
+static void test_t_tests_extreme_scales(void **state)
+{
+	const double a[] = {8, 10, 12, 9}, b[] = {16, 18, 20, 17};
+	const int exps[] = {-1062, 1000};
+	struct stats_test ref_w, ref_s, t;
+	double x[4], y[4];
+
+	(void)state;
+	assert_int_equal(stats_t_test_welch(a, 4, b, 4, &ref_w), 0);
+	assert_int_equal(stats_t_test_student(a, 4, b, 4, &ref_s), 0);
+	for (size_t k = 0; k < 2; k++) {
+		for (size_t i = 0; i < 4; i++) {
+			x[i] = ldexp(a[i], exps[k]);
+			y[i] = ldexp(b[i], exps[k]);
+		}
+		assert_int_equal(stats_t_test_welch(x, 4, y, 4, &t), 0);
+		near(t.statistic, ref_w.statistic, 1e-12, "welch t, scaled");
+		near(t.df1, ref_w.df1, 1e-12, "welch df, scaled");
+		near_rel(t.p, ref_w.p, 1e-12, "welch p, scaled");
+		assert_int_equal(stats_t_test_student(x, 4, y, 4, &t), 0);
+		near(t.statistic, ref_s.statistic, 1e-12, "student t, scaled");
+		near_rel(t.p, ref_s.p, 1e-12, "student p, scaled");
+	}
+}
+
 /* ------------------------------------------------------------ ANOVA */
 
 static void test_anova_oneway(void **state)
@@ -548,6 +578,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_descriptive),
+	    cmocka_unit_test(test_t_tests_extreme_scales),
 	    cmocka_unit_test(test_descriptive_huge),
 	    cmocka_unit_test(test_descriptive_edges),
 	    cmocka_unit_test(test_median_select),

@@ -80,17 +80,74 @@ struct heap_free_list {
 
 /* ------------------------------------------------------------ heap_base.c */
 
+#define HEAP_CLASS_SPAN (1ULL << 33) /* 8 GiB of address space per class */
+
+/*
+ * What malloc's and free's fast paths need of a class, constant after
+ * heap_base_init: they are inline below, so that one malloc or free is one
+ * call into the library, not seven (issue 14 point 14).
+ */
+struct heap_class_info {
+	uint64_t size;
+	uint64_t inverse;     /* ceil(2^64 / size): offset / size is a multiply-high */
+	unsigned local_limit; /* of a thread's free stack for this class */
+};
+extern char *heap_region; /* class c owns [c * HEAP_CLASS_SPAN, +HEAP_CLASS_SPAN) of it */
+extern struct heap_class_info heap_info[HEAP_N_CLASSES];
+
 /* Reserve the region for the size classes; 0, or -1 if mmap refused. */
 int heap_base_init(void);
-/* The size class of a request of n bytes, 1 <= n <= HEAP_SMALL_MAX. */
-unsigned heap_class_of_size(size_t n);
 size_t heap_class_size(unsigned c);
+
+/*
+ * The size class of a request of n bytes, 1 <= n <= HEAP_SMALL_MAX:
+ * multiples of 16 up to 128, then four classes per power of two.
+ */
+static inline unsigned heap_class_of_size(size_t n)
+{
+	unsigned k;
+	size_t quarter;
+
+	if (n <= 128)
+		return n ? (unsigned)((n + 15) / 16 - 1) : 0;
+	k = 63 - (unsigned)__builtin_clzll((unsigned long long)(n - 1)); /* 2^k < n <= 2^(k+1) */
+	quarter = (size_t)1 << (k - 2);
+	return 8 + (k - 7) * 4 + (unsigned)((n - ((size_t)1 << k) + quarter - 1) / quarter) - 1;
+}
+
 /* Is p inside the size-class region? Then c and the object's start. */
-bool heap_base_owns(const void *p);
-unsigned heap_class_of_ptr(const void *p);
-void *heap_object_start(const void *p, unsigned c);
+static inline bool heap_base_owns(const void *p)
+{
+	return heap_region &&
+	       (uintptr_t)p - (uintptr_t)heap_region < HEAP_N_CLASSES * HEAP_CLASS_SPAN;
+}
+
+static inline unsigned heap_class_of_ptr(const void *p)
+{
+	return (unsigned)(((uintptr_t)p - (uintptr_t)heap_region) / HEAP_CLASS_SPAN);
+}
+
+/*
+ * offset / size as the multiply-high of offset and ceil(2^64 / size): the
+ * inverse errs by less than 1, which adds less than offset / 2^64 to the
+ * exact quotient, below the 1 / size that separates it from the next integer
+ * while offset * size < 2^64 (here offset < 2^33, size <= 2^18).
+ */
+static inline void *heap_object_start(const void *p, unsigned c)
+{
+	const struct heap_class_info *k = &heap_info[c];
+	uint64_t offset = (uintptr_t)p - (uintptr_t)heap_region - c * HEAP_CLASS_SPAN;
+	uint64_t index = (uint64_t)(((unsigned __int128)offset * k->inverse) >> 64);
+
+	return heap_region + c * HEAP_CLASS_SPAN + index * k->size;
+}
+
 /* Keys of the slab bijections come from per-class streams of this seed. */
 void heap_base_seed(uint64_t seed);
+/* The slow paths of the two below: local empty, local full. */
+void *heap_base_refill(unsigned c, struct heap_free_list *local);
+void heap_base_spill(unsigned c, struct heap_free_list *local);
+
 /*
  * One object of class c for the thread owning `local`, or NULL when the
  * region is exhausted: from local, else a batch from the class's depot, else
@@ -99,8 +156,20 @@ void heap_base_seed(uint64_t seed);
  * first-out; a thread with too many passes its oldest half to the depot,
  * which returns pages holding only free objects to the system (madvise).
  */
-void *heap_base_malloc(unsigned c, struct heap_free_list *local);
-void heap_base_free(unsigned c, struct heap_free_list *local, void *p);
+static inline void *heap_base_malloc(unsigned c, struct heap_free_list *local)
+{
+	if (__builtin_expect(local->count != 0, 1))
+		return local->obj[--local->count];
+	return heap_base_refill(c, local);
+}
+
+static inline void heap_base_free(unsigned c, struct heap_free_list *local, void *p)
+{
+	if (__builtin_expect(local->count >= heap_info[c].local_limit, 0))
+		heap_base_spill(c, local);
+	local->obj[local->count++] = p;
+}
+
 /* Fork: the class locks, taken before and released or reset after. */
 void heap_base_lock_all(void);
 /* Bytes of class memory given back to the system so far (for tests). */

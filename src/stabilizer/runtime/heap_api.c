@@ -232,8 +232,16 @@ static size_t page_size(void)
 
 STABILIZER_EXPORT void *malloc(size_t size)
 {
+	void *p;
+
 	if (heap_mode() == MODE_LIBC)
 		return __libc_malloc(size);
+	/* the common case first: 1 to HEAP_SMALL_MAX bytes, from the size classes */
+	if (__builtin_expect(size - 1 < HEAP_SMALL_MAX, 1)) {
+		p = heap_shuffle_malloc(heap_class_of_size(size));
+		if (__builtin_expect(p != NULL, 1))
+			return p;
+	}
 	return alloc_aligned(size, HEAP_ALIGN, false);
 }
 

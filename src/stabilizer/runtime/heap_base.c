@@ -10,7 +10,7 @@
  *
  * The region is reserved PROT_NONE (no commit charge, whatever the
  * overcommit policy) and each slab is made read-write when it is started.
- * Because class c owns [region + c * CLASS_SPAN, region + (c + 1) * CLASS_SPAN)
+ * Because class c owns [region + c * HEAP_CLASS_SPAN, region + (c + 1) * HEAP_CLASS_SPAN)
  * and slabs are whole numbers of objects, free() finds a pointer's class and
  * object start by arithmetic, with no header: interior pointers of aligned
  * allocations work too.
@@ -49,7 +49,6 @@
 
 #include "stabilizer/runtime/heap.h"
 
-#define CLASS_SPAN     (1ULL << 33) /* 8 GiB of address space per class */
 #define REGION_ALIGN   (1ULL << 30) /* where the region starts */
 #define SLAB_MIN_BYTES (256u * 1024u)
 #define PERMUTE_ROUNDS 3
@@ -72,9 +71,8 @@ struct base_class {
 	char *next_slab; /* where the next slab begins */
 	char *slab;	 /* the slab being carved */
 	size_t slab_objects;
-	unsigned slab_bits;   /* slab_objects <= 2^slab_bits < 2 * slab_objects */
-	unsigned local_limit; /* of a thread's stack for this class */
-	uint64_t slab_next;   /* next input of the bijection, < 2^slab_bits */
+	unsigned slab_bits; /* slab_objects <= 2^slab_bits < 2 * slab_objects */
+	uint64_t slab_next; /* next input of the bijection, < 2^slab_bits */
 	uint64_t mul[PERMUTE_ROUNDS], add[PERMUTE_ROUNDS];
 	struct rng rng;
 	/* the depot */
@@ -87,7 +85,8 @@ struct base_class {
 	size_t pending;	  /* bytes put into the depot since the last purge */
 } __attribute__((aligned(64)));
 
-static char *region;
+char *heap_region;
+struct heap_class_info heap_info[HEAP_N_CLASSES];
 static struct base_class classes[HEAP_N_CLASSES];
 static size_t page_size = 4096;
 static _Atomic size_t purged_total;
@@ -103,18 +102,6 @@ size_t heap_class_size(unsigned c)
 	return ((size_t)1 << k) + j * ((size_t)1 << (k - 2));
 }
 
-unsigned heap_class_of_size(size_t n)
-{
-	unsigned k;
-	size_t quarter;
-
-	if (n <= 128)
-		return n ? (unsigned)((n + 15) / 16 - 1) : 0;
-	k = 63 - (unsigned)__builtin_clzll((unsigned long long)(n - 1)); /* 2^k < n <= 2^(k+1) */
-	quarter = (size_t)1 << (k - 2);
-	return 8 + (k - 7) * 4 + (unsigned)((n - ((size_t)1 << k) + quarter - 1) / quarter) - 1;
-}
-
 static size_t round_up(size_t x, size_t to)
 {
 	return (x + to - 1) / to * to;
@@ -123,21 +110,21 @@ static size_t round_up(size_t x, size_t to)
 /* Bytes of metadata address space class c needs: bitmaps and slab table. */
 static size_t meta_bytes(const struct base_class *b)
 {
-	size_t objects = CLASS_SPAN / b->size, slabs = objects / b->slab_objects + 1;
+	size_t objects = HEAP_CLASS_SPAN / b->size, slabs = objects / b->slab_objects + 1;
 
 	return round_up(round_up(objects, 64) / 8, page_size) +
-	       round_up(CLASS_SPAN / page_size / 8, page_size) +
+	       round_up(HEAP_CLASS_SPAN / page_size / 8, page_size) +
 	       round_up(slabs * sizeof(struct slab_meta), page_size);
 }
 
 static void place_meta(struct base_class *b, char *meta)
 {
-	size_t objects = CLASS_SPAN / b->size;
+	size_t objects = HEAP_CLASS_SPAN / b->size;
 
 	b->free_bits = (uint64_t *)meta;
 	meta += round_up(round_up(objects, 64) / 8, page_size);
 	b->purged_bits = (uint64_t *)meta;
-	meta += round_up(CLASS_SPAN / page_size / 8, page_size);
+	meta += round_up(HEAP_CLASS_SPAN / page_size / 8, page_size);
 	b->slabs = (struct slab_meta *)meta;
 }
 
@@ -174,14 +161,16 @@ int heap_base_init(void)
 		b->slab_objects = n < HEAP_SHUFFLE_N ? HEAP_SHUFFLE_N : n;
 		b->slab_bits = 64 - (unsigned)__builtin_clzll(b->slab_objects - 1);
 		limit = LOCAL_BYTES / b->size;
-		b->local_limit = limit < LOCAL_MIN	  ? LOCAL_MIN
-				 : limit > HEAP_LOCAL_CAP ? HEAP_LOCAL_CAP
-							  : (unsigned)limit;
+		heap_info[c].size = b->size;
+		heap_info[c].inverse = UINT64_MAX / b->size + 1; /* ceil(2^64 / size) */
+		heap_info[c].local_limit = limit < LOCAL_MIN	    ? LOCAL_MIN
+					   : limit > HEAP_LOCAL_CAP ? HEAP_LOCAL_CAP
+								    : (unsigned)limit;
 		meta_total += meta_bytes(b);
 	}
 	meta = reserve(meta_total, page_size);
-	region = meta ? reserve(HEAP_N_CLASSES * CLASS_SPAN, REGION_ALIGN) : NULL;
-	if (!region) {
+	heap_region = meta ? reserve(HEAP_N_CLASSES * HEAP_CLASS_SPAN, REGION_ALIGN) : NULL;
+	if (!heap_region) {
 		if (meta)
 			munmap(meta, meta_total);
 		return -1;
@@ -189,31 +178,12 @@ int heap_base_init(void)
 	for (unsigned c = 0; c < HEAP_N_CLASSES; c++) {
 		struct base_class *b = &classes[c];
 
-		b->start = region + c * CLASS_SPAN;
+		b->start = heap_region + c * HEAP_CLASS_SPAN;
 		b->next_slab = b->start;
 		place_meta(b, meta);
 		meta += meta_bytes(b);
 	}
 	return 0;
-}
-
-bool heap_base_owns(const void *p)
-{
-	return region && (const char *)p >= region &&
-	       (const char *)p < region + HEAP_N_CLASSES * CLASS_SPAN;
-}
-
-unsigned heap_class_of_ptr(const void *p)
-{
-	return (unsigned)(((const char *)p - region) / CLASS_SPAN);
-}
-
-void *heap_object_start(const void *p, unsigned c)
-{
-	const struct base_class *b = &classes[c];
-	size_t offset = (size_t)((const char *)p - b->start);
-
-	return b->start + offset / b->size * b->size;
 }
 
 size_t heap_base_purged_bytes(void)
@@ -262,7 +232,7 @@ static int start_slab(struct base_class *b, struct rng *r)
 {
 	size_t bytes = b->slab_objects * b->size;
 
-	if (b->next_slab + bytes > b->start + CLASS_SPAN || commit_slab(b, bytes))
+	if (b->next_slab + bytes > b->start + HEAP_CLASS_SPAN || commit_slab(b, bytes))
 		return -1;
 	b->slab = b->next_slab;
 	b->next_slab += bytes;
@@ -452,7 +422,7 @@ static void purge(struct base_class *b)
 /* Fill an empty local stack to half its limit: from the depot, else fresh objects. */
 static void refill(struct base_class *b, struct heap_free_list *local)
 {
-	unsigned want = b->local_limit / 2, n;
+	unsigned want = heap_info[b - classes].local_limit / 2, n;
 	void *fresh[HEAP_LOCAL_CAP];
 
 	heap_lock(&b->lock);
@@ -471,10 +441,9 @@ static void refill(struct base_class *b, struct heap_free_list *local)
 	local->count = n;
 }
 
-void *heap_base_malloc(unsigned c, struct heap_free_list *local)
+void *heap_base_refill(unsigned c, struct heap_free_list *local)
 {
-	if (!local->count)
-		refill(&classes[c], local);
+	refill(&classes[c], local);
 	return local->count ? local->obj[--local->count] : NULL;
 }
 
@@ -493,13 +462,9 @@ static void spill(struct base_class *b, struct heap_free_list *local)
 	local->count -= half;
 }
 
-void heap_base_free(unsigned c, struct heap_free_list *local, void *p)
+void heap_base_spill(unsigned c, struct heap_free_list *local)
 {
-	struct base_class *b = &classes[c];
-
-	if (local->count >= b->local_limit)
-		spill(b, local);
-	local->obj[local->count++] = p;
+	spill(&classes[c], local);
 }
 
 void heap_base_lock_all(void)

@@ -4,11 +4,17 @@
 encoded in function names (tests/programs/layout/static_refs.c): a function
 touch__S__F[__S__F...][_suffix] accesses exactly the fields S.F it names.
 
-usage: layout_static_score.py RECORD NM_OUTPUT [--verbose]
+usage: layout_static_score.py RECORD NM_OUTPUT [--truth FILE] [--verbose]
 NM_OUTPUT: `nm -S --defined-only BINARY`. Precision counts ref lines inside
-touch__ functions: a ref is right when its struct.field is in the function's
-set. Recall counts the (function, struct.field) pairs of the truth that
-have at least one ref. Prints "precision P recall R refs N pairs M"."""
+the functions with a truth: a ref is right when its struct.field is in the
+function's set. Recall counts the (function, struct.field) pairs of the
+truth that have at least one ref. Prints "precision P recall R refs N pairs M".
+
+--truth FILE takes the truth from FILE instead of the names, for any
+program: lines "FUNCTION<TAB>STRUCT<TAB>FIELD", every field each function
+accesses — what the GCC plugin of `lever cc --layout` knows exactly (it
+instruments every field access, COMPONENT_REF, in each function), so the
+same score applies to memcached built with the plugin."""
 import sys
 
 
@@ -23,15 +29,26 @@ def expected(name):
     return fields
 
 
+def read_truth(path):
+    truth = {}
+    with open(path) as f:
+        for line in f:
+            col = line.rstrip("\n").split("\t")
+            if len(col) == 3 and not line.startswith("#"):
+                truth.setdefault(col[0], set()).add((col[1], col[2]))
+    return truth
+
+
 def main():
     record, nm_out = sys.argv[1], sys.argv[2]
     verbose = "--verbose" in sys.argv
+    truth = read_truth(sys.argv[sys.argv.index("--truth") + 1]) if "--truth" in sys.argv else None
     funcs = []
     with open(nm_out) as f:
         for line in f:
             col = line.split()
             if len(col) == 4 and col[2] in "tT":
-                exp = expected(col[3])
+                exp = truth.get(col[3].split(".")[0]) if truth is not None else expected(col[3])
                 if exp is not None:
                     lo = int(col[0], 16)
                     funcs.append((lo, lo + int(col[1], 16), col[3], exp))

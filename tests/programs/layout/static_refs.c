@@ -53,6 +53,12 @@ struct counter {
 	struct counter *parent;
 };
 
+struct msg {
+	int len;
+	int kind;
+	char body[]; /* flexible array member */
+};
+
 struct config g_config = {3, 100, "cfg", 1};
 struct counter g_counters[4];
 struct node *g_head;
@@ -213,6 +219,38 @@ TOUCH long touch__table__slots__node__key(const struct table *t, unsigned h)
 	return t->slots[h % 8]->key;
 }
 
+/* past the fixed part of a struct is its flexible array member */
+TOUCH int touch__msg__body_at(const struct msg *m, int i)
+{
+	return m->body[i];
+}
+
+TOUCH int touch__msg__kind(const struct msg *m)
+{
+	return m->kind;
+}
+
+/*
+ * Register pressure across an indirect call (no interprocedural register
+ * allocation): some loaded pointers are spilled to the frame and reloaded.
+ */
+static void opaque(void)
+{
+}
+
+void (*volatile g_opaque)(void) = opaque;
+
+TOUCH long touch__node__next__node__value_spill(struct node *a, struct node *b, struct node *c,
+						struct node *d, struct node *e, struct node *f,
+						struct node *g)
+{
+	struct node *an = a->next, *bn = b->next, *cn = c->next, *dn = d->next;
+	struct node *en = e->next, *fn = f->next, *gn = g->next;
+
+	g_opaque();
+	return an->value + bn->value + cn->value + dn->value + en->value + fn->value + gn->value;
+}
+
 /* a void * context converted to a struct pointer */
 TOUCH int touch__point__y_void(void *ctx)
 {
@@ -297,6 +335,7 @@ int main(int argc, char **argv)
 	struct vec2 vs[4] = {{1, 2}, {3, 4}, {5, 6}, {7, 8}};
 	struct counter root = {0}, child = {.parent = &root};
 	struct table table = {.slots = g_buckets, .size = 8};
+	struct msg *m = calloc(1, sizeof(*m) + 16);
 	long acc = 0;
 
 	g_head = build_list(n > 3 ? n : 3);
@@ -311,7 +350,8 @@ int main(int argc, char **argv)
 		touch__object__pos__vec2__dy(&g_object, round);
 		acc += touch__node__key(g_head) + touch__node__value(g_head) + touch__point__y(pts);
 		acc += (long)touch__vec2__dy(vs) + touch__object__npoints(&g_object);
-		acc += touch__node__next__node__key(g_head) + touch__object__list__node__value(&g_object);
+		acc += touch__node__next__node__key(g_head) +
+		       touch__object__list__node__value(&g_object);
 		acc += (long)touch__counter__parent__counter__hits(&child);
 		acc += touch__node__next__node__key_sum(g_head) +
 		       touch__node__next__node__tag_count(g_head, 'a');
@@ -324,9 +364,13 @@ int main(int argc, char **argv)
 		acc += touch__node__value_returned(round);
 		acc += touch__point__x__point__y_copy(pts + 1);
 		acc += touch__node__key__config__limit(g_head);
-		acc += touch__node__key_table(g_buckets, round % 8) + touch__node__value_bucket(round);
+		acc +=
+		    touch__node__key_table(g_buckets, round % 8) + touch__node__value_bucket(round);
 		acc += touch__table__slots__node__key(&table, (unsigned)round);
 		acc += touch__point__y_void(pts);
+		acc += touch__msg__body_at(m, round % 16) + touch__msg__kind(m);
+		acc += touch__node__next__node__value_spill(g_head, g_head, g_head, g_head, g_head,
+							    g_head, g_head);
 	}
 	/* a struct of the C library: referenced, but not the program's to reorder */
 	{
@@ -335,6 +379,7 @@ int main(int argc, char **argv)
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		acc += ts.tv_nsec & 1;
 	}
+	free(m);
 	printf("%ld\n", acc);
 	return 0;
 }

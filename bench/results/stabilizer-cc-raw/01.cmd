@@ -1,0 +1,2 @@
+A: TMP/fr-plain compute 40
+B: TMP/fr-lever compute 40

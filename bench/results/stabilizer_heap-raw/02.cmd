@@ -1,0 +1,1 @@
+TMP/malloc_heavy 2000000 1

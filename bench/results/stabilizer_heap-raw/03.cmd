@@ -1,0 +1,1 @@
+TMP/malloc_heavy 1000000 2

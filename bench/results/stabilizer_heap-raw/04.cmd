@@ -1,0 +1,1 @@
+sort -n TMP/sort.txt

@@ -1,0 +1,1 @@
+gzip -6c TMP/sort.txt
