@@ -36,6 +36,8 @@ int cmd_causal_report(int argc, char **argv);
 int cmd_causal_sweep(int argc, char **argv);
 /* A --arrival-speedup value (causal.c): a time, bare numbers in ns, at most 1h. */
 bool causal_parse_arrival_speedup(const char *text, uint64_t *ns);
+/* `lever layout record --source=instr` (layout_record_instr.c; layout-instr, issue 17). */
+int layout_record_instr(int argc, char **argv);
 
 /* `lever layout refs` (layout_refs.c): the static reference table of a binary. */
 int cmd_layout_refs(int argc, char **argv);

@@ -118,7 +118,14 @@ static void print_text(FILE *out, const struct layout_options *o, const struct l
 	fprintf(out, ", %llu without a reference (dropped); %zu of %zu structs sampled\n",
 		(unsigned long long)rec->program.unattributed, n, rec->program.n_structs);
 	/* what the collector could not use, so that nothing is lost unseen */
-	if (rec->source)
+	if (rec->source && strcmp(rec->source, "instr") == 0)
+		fprintf(out,
+			"recorded by instr (%s): %llu accesses replayed through the cache model, "
+			"%llu naming no site, %llu of unrecordable structs\n",
+			rec->event, (unsigned long long)layout_record_stat(rec, "samples"),
+			(unsigned long long)layout_record_stat(rec, "no-site"),
+			(unsigned long long)layout_record_stat(rec, "unrecordable-struct"));
+	else if (rec->source)
 		fprintf(out,
 			"recorded by %s (%s): %llu samples, %llu without a memory operand, %llu "
 			"lost, throttled %llu times\n",
@@ -243,7 +250,9 @@ static const char record_description[] =
     "  clock  cpu-clock samples with the user registers: the memory operand of the\n"
     "         sampled instruction (the one before the interrupted pc, --skid) decoded\n"
     "         and its address computed from the registers. No PMU needed.\n"
-    "  instr  programs built with `lever cc --layout` (not in this build yet)\n"
+    "  instr  programs built with `lever cc --layout` (GCC): every struct field access,\n"
+    "         sampled, replayed through the cache model (its own options:\n"
+    "         lever layout record --source=instr --help)\n"
     "Lost samples (ring buffer full) and throttling are counted and reported.\n";
 
 static const char *const source_names[] = {"clock", "pmu", "instr", NULL};
@@ -310,6 +319,21 @@ static int parse_record_options(struct record_options *o, int argc, char **argv)
 	return 0;
 }
 
+/*
+ * --source=instr has its own options (layout_record_instr.c): find it
+ * among lever's options, before "--" or PROGRAM.
+ */
+static bool wants_instr(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		if (strcmp(argv[i], "--source=instr") == 0)
+			return true;
+		if (strcmp(argv[i], "--source") == 0 && i + 1 < argc)
+			return strcmp(argv[i + 1], "instr") == 0;
+	}
+	return false;
+}
+
 static int layout_record(int argc, char **argv)
 {
 	struct record_options o = {.freq = 1000, .pages = 128, .output = "layout.record"};
@@ -317,6 +341,8 @@ static int layout_record(int argc, char **argv)
 	int rc, status = 0;
 	FILE *f;
 
+	if (wants_instr(argc, argv))
+		return layout_record_instr(argc, argv);
 	rc = parse_record_options(&o, argc, argv);
 	if (rc)
 		return rc == CLI_HELP ? 0 : rc;

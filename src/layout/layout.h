@@ -580,4 +580,78 @@ int layout_static_write(const char *binary, const struct layout_static_options *
 			struct layout_static_stats *stats, char *err, size_t err_size);
 /* ------------------------------------------------------------ end of layout-static */
 
+/* ============================================================ layout-instr (issue 17)
+ * The `instr` source of `lever layout record` (instr.c; contract
+ * layout/runtime/instr_format.h): a trace written by a program built with
+ * `lever cc --layout`, replayed through the cache model above into a layout
+ * record. Owner: layout-instr.
+ */
+
+/* Which of the model's events the record's samples count. */
+enum layout_instr_event {
+	LAYOUT_INSTR_EVENT_L1,	      /* L1 load and store misses (default) */
+	LAYOUT_INSTR_EVENT_L1_LOAD,   /* L1 load misses: the thesis's mem_load_retired.l1_miss */
+	LAYOUT_INSTR_EVENT_L2,	      /* L2 misses */
+	LAYOUT_INSTR_EVENT_LLC,	      /* LLC misses */
+	LAYOUT_INSTR_EVENT_COHERENCE, /* L1 misses caused by another core's write */
+};
+/* "l1", "l1-load", "l2", "llc", "coherence", NULL: indexed by the enum. */
+extern const char *const layout_instr_event_names[];
+
+struct layout_instr_options {
+	struct layout_cache_config cache; /* thread k runs on core k mod cores */
+	enum layout_instr_event event;
+};
+void layout_instr_options_default(struct layout_instr_options *o);
+
+struct layout_instr_summary {
+	size_t records; /* accesses in the trace */
+	size_t threads;
+	size_t partial_bytes;	      /* a record cut short at the end of the trace */
+	uint64_t bad_sites;	      /* records naming no site of the binary (dropped) */
+	uint64_t unrecorded_accesses; /* replayed, but of structs the record cannot hold */
+	uint32_t period, burst;	      /* the runtime logged burst of every period accesses */
+	struct layout_cache_counts model;
+};
+
+/*
+ * Replay `trace` (one process's trace) of `binary` (the program that wrote
+ * it: its site and member tables) and write a version-2 layout record to
+ * out: `program`, `source instr model-EVENT`, the replay's counters as
+ * `stat` lines, the structs with sampled sites, one `ref` per site at the pc it was
+ * logged at, `sample` lines with the model's misses per site and thread, and
+ * `period` (period / burst) when the runtime sampled. -1 with a message in
+ * err (file and what is wrong).
+ */
+int layout_instr_collect(const char *trace, const char *binary, FILE *out,
+			 const struct layout_instr_options *o, struct layout_instr_summary *sum,
+			 char *err, size_t err_size);
+/* One line of what was replayed (and lines for a cut trace, dropped records). */
+void layout_instr_print_summary(FILE *f, const char *who, const struct layout_instr_summary *s);
+/*
+ * The plugin's ground truth for static references: every (function, struct,
+ * field) whose access it instrumented, one "FUNCTION<TAB>STRUCT<TAB>FIELD"
+ * line each, sorted and unique (tests/e2e/lib/layout_static_score.py
+ * --truth reads it). A clone's suffix (".constprop.0") is dropped. -1 with
+ * a message in err.
+ */
+int layout_instr_write_truth(const char *binary, FILE *out, char *err, size_t err_size);
+/* Does binary hold the site table of `lever cc --layout`? */
+bool layout_instr_has_sites(const char *binary);
+
+/* Running a program for the record (instr_run.c). */
+struct layout_instr_run {
+	const char *who;	/* "lever layout record": prefixes messages */
+	uint32_t period, burst; /* log burst of every period accesses per thread */
+	struct layout_instr_options replay;
+	char *const *argv; /* PROGRAM [ARGS] */
+};
+void layout_instr_run_default(struct layout_instr_run *run);
+/*
+ * Run argv with its layout runtime recording, replay its trace and write
+ * the record to out. Returns 0 with the program's wait status in
+ * *wait_status, or -1 after printing why (nothing was recorded).
+ */
+int layout_instr_record(const struct layout_instr_run *run, FILE *out, int *wait_status);
+
 #endif

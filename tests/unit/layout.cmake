@@ -25,3 +25,14 @@ lever_unit_test(test_layout_collect
 lever_unit_test(test_layout_pprof
   SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_layout_pprof.c
   LIBS lever_layout lever_layout_proto lever_report lever_base PkgConfig::ZLIB m)
+# The `instr` replay (src/layout/instr.c) against this binary's own site and
+# member tables and hand-made traces (layout-instr, issue 17).
+lever_unit_test(test_layout_instr
+  SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_layout_instr.c
+  LIBS lever_layout lever_report lever_elf lever_base m)
+# lever-layout-rt.o's code (src/layout/runtime/instr.c) linked into a test
+# that calls it as the plugin's code does: sampling, buffers, the trace.
+lever_unit_test(test_layout_runtime RUNTIME
+  SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_layout_runtime.c
+          ${CMAKE_SOURCE_DIR}/src/layout/runtime/instr.c
+  LIBS Threads::Threads)

@@ -533,6 +533,8 @@ static bool take_lever_option(const char *arg, struct cc_options *opts, bool *ba
 		opts->no_stack_pads = true;
 	} else if (strcmp(arg, "--lever-verbose") == 0) {
 		opts->verbose = true;
+	} else if (strcmp(arg, "--layout") == 0) {
+		opts->layout = true;
 	} else {
 		return false;
 	}

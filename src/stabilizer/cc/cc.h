@@ -91,6 +91,8 @@ struct cc_options {
 	bool no_stack_pads;
 	bool annotate; /* --annotate: the NOP sleds lever annotate record patches */
 	bool verbose;
+	bool layout; /* --layout: the field-access plugin and runtime of `lever layout record
+			--source=instr` */
 };
 
 /* --- args.c --- */

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "base/base.h"
+#include "layout/runtime/instr_format.h"
 #include "stabilizer/cc/cc.h"
 
 #define STUB_OBJECT	     "lever-cc-stub.o"
@@ -237,6 +238,60 @@ static void add_stack_pad_plugin(struct command *c, const struct plan *p)
 		push_printf(c, "-fpass-plugin=%s", path);
 }
 
+/*
+ * --layout (layout/runtime/instr_format.h): the GCC plugin that instruments
+ * struct field accesses. clang has no such plugin: the command fails rather
+ * than build a program that `lever layout record --source=instr` cannot use.
+ */
+static void add_layout_plugin(struct command *c, const struct plan *p)
+{
+	const char *dir = p->settings->runtime_dir;
+	char path[4096];
+
+	if (!p->settings->opts.layout)
+		return;
+	if (p->family != CC_FAMILY_GCC) {
+		fprintf(stderr, "lever cc: --layout needs GCC (%s is not); set LEVER_CC=gcc\n",
+			p->compiler[0]);
+		exit(2);
+	}
+	snprintf(path, sizeof(path), "%s/lever-layout-gcc%d.so", dir ? dir : ".", p->major);
+	if (!dir || access(path, R_OK) != 0) {
+		fprintf(stderr,
+			"lever cc: --layout: no layout plugin for GCC %d (%s); install "
+			"gcc-%d-plugin-dev and rebuild lever\n",
+			p->major, path, p->major);
+		exit(2);
+	}
+	push_printf(c, "-fplugin=%s", path);
+}
+
+/* --layout: the runtime the plugin's code calls (lever-layout-rt.o). */
+static void add_layout_runtime(struct command *c, const struct plan *p)
+{
+	char rt[4096];
+
+	if (!p->settings->opts.layout)
+		return;
+	/*
+	 * The runtime finds the sites through its own module's section bounds;
+	 * in a shared object the program's copy of the hook would be called
+	 * with the library's sites.
+	 */
+	if (p->args->shared) {
+		fprintf(stderr, "lever cc: --layout instruments programs, not shared objects "
+				"(-shared)\n");
+		exit(2);
+	}
+	snprintf(rt, sizeof(rt), "%s/" LAYOUT_INSTR_RUNTIME,
+		 p->settings->runtime_dir ? p->settings->runtime_dir : ".");
+	if (access(rt, R_OK) != 0) {
+		fprintf(stderr, "lever cc: --layout: %s is missing; rebuild lever\n", rt);
+		exit(2);
+	}
+	push_printf(c, "%s", rt);
+}
+
 static void add_compile_flags(struct command *c, const struct plan *p)
 {
 	push(c, "-ffunction-sections");
@@ -246,6 +301,7 @@ static void add_compile_flags(struct command *c, const struct plan *p)
 	if (p->settings->opts.annotate)
 		push(c, "-fpatchable-function-entry=5");
 	add_stack_pad_plugin(c, p);
+	add_layout_plugin(c, p);
 }
 
 /* The -x in effect after the last argument, if any ("" for none). */
@@ -272,9 +328,18 @@ static void add_link_flags(struct command *c, const struct plan *p)
 	if (args->relocatable)
 		return;
 	/* GCC generates the code of -flto objects at link time: the plugin runs there. */
-	if (args->lto && p->family == CC_FAMILY_GCC)
+	if (args->lto && p->family == CC_FAMILY_GCC) {
 		add_stack_pad_plugin(c, p);
+		add_layout_plugin(c, p);
+	}
 	push(c, "-Wl,--emit-relocs");
+	if (p->settings->opts.layout) {
+		if (*final_language(args)) {
+			push(c, "-x");
+			push(c, "none");
+		}
+		add_layout_runtime(c, p);
+	}
 	/* The stub registers the stack pads through libc's dlsym. */
 	if (args->static_link || args->no_libc)
 		return;
