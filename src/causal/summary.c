@@ -24,9 +24,12 @@
  *  - confidence intervals: a percentile bootstrap that resamples the
  *    experiments of each bucket (the 0% one included, so the baseline's noise
  *    counts), recomputing every point and the slope;
- *  - lines are ranked by the least-squares slope of their curve (with
- *    program speedups clamped to [-100%, +200%] for the fit only), or by
- *    impact (Coz's viewer: the largest mean program speedup over [0, x]).
+ *  - each curve gets a fitted model that can level off and the points and
+ *    lines that rest on too little are marked (fit.c);
+ *  - lines are ranked by impact (Coz's viewer's default: the largest mean
+ *    program speedup over [0, x]), or by the least-squares slope of their
+ *    curve (the paper; program speedups clamped to [-100%, +200%] for the
+ *    fit only).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -34,6 +37,7 @@
 
 #include "base/base.h"
 #include "causal/causal.h"
+#include "causal/fit.h"
 #include "stats/stats.h"
 
 /* One point record, keyed for grouping. */
@@ -431,10 +435,10 @@ static double resampled_speedup(const struct causal_series *s, size_t i,
 /*
  * Point intervals: each resample redraws the experiments of every bucket
  * (the 0% one too, so the baseline's noise counts) and recomputes the points
- * against the resampled baseline. reps is n_buckets x B.
+ * against the resampled baseline. reps is n_buckets x B, scratch B.
  */
 static void bootstrap_points(struct causal_series *s, bool latency, const struct bootstrap *bs,
-			     struct rng *r, double *reps)
+			     struct rng *r, double *reps, double *scratch)
 {
 	size_t nb = s->n_buckets, B = bs->resamples;
 	struct causal_bucket rb;
@@ -450,9 +454,12 @@ static void bootstrap_points(struct causal_series *s, bool latency, const struct
 			    base > 0 ? resampled_speedup(s, i, &rb, base, latency) : NAN;
 		}
 	}
-	for (size_t i = 1; i < nb; i++)
-		percentile_interval(reps + i * B, B, bs->level, &s->buckets[i].ci_low,
+	/* on a copy: the fit refits each resample k across the buckets, in order */
+	for (size_t i = 1; i < nb; i++) {
+		memcpy(scratch, reps + i * B, B * sizeof(*scratch));
+		percentile_interval(scratch, B, bs->level, &s->buckets[i].ci_low,
 				    &s->buckets[i].ci_high);
+	}
 }
 
 /*
@@ -519,7 +526,9 @@ static int bootstrap_series(const struct causal_profile *p, struct causal_series
 	h = mix_string(h, causal_profile_string(p, s->selected));
 	h = mix_string(h, causal_profile_string(p, p->points[s->point].name));
 	rng_seed(&r, h);
-	bootstrap_points(s, latency, bs, &r, reps);
+	bootstrap_points(s, latency, bs, &r, reps, slopes);
+	if (causal_fit_series(s, reps, B, bs->level))
+		goto out;
 	bootstrap_slope(s, latency, bs, &r, pool, n_pool, tmp, xs, ys, slopes);
 	ret = 0;
 out:
@@ -585,6 +594,7 @@ void causal_summary_sort(const struct causal_profile *p, struct causal_summary *
 {
 	struct sort_context ctx = {p, sort};
 
+	s->sort = sort;
 	if (s->n_series > 1)
 		qsort_r(s->series, s->n_series, sizeof(*s->series), compare_series, &ctx);
 }
@@ -674,6 +684,7 @@ int causal_summarize(const struct causal_profile *p, const struct causal_summary
 	out->phase_correction = !o.no_phase_correction;
 	out->trim = !o.no_trim;
 	out->runtime_ns = causal_profile_total_runtime(p);
+	out->sort = o.sort;
 	out->resamples = o.resamples;
 	out->level = o.level;
 	out->seed = o.seed;
@@ -704,6 +715,11 @@ void causal_summary_free(struct causal_summary *s)
 		free(s->series[i].buckets);
 	free(s->series);
 	memset(s, 0, sizeof(*s));
+}
+
+const char *causal_sort_name(enum causal_sort sort)
+{
+	return sort == CAUSAL_SORT_SLOPE ? "slope" : sort == CAUSAL_SORT_NAME ? "name" : "impact";
 }
 
 const char *causal_point_kind_name(enum causal_point_kind kind)

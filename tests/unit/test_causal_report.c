@@ -500,7 +500,7 @@ static void test_contention_flag(void **state)
 /*
  * Ranking: `early` gains 20% as soon as the line is 20% faster and no more
  * (slope ~0.12, impact 0.18); `late` gains 0.3 x (slope 0.3, impact 0.15).
- * By slope late is first, by impact early, by name early.
+ * By slope late is first, by impact (the default) early, by name early.
  */
 static void test_ranking(void **state)
 {
@@ -528,7 +528,8 @@ static void test_ranking(void **state)
 	NEAR(l->slope, 0.3);
 	assert_true(e->slope < l->slope);
 	NEAR(l->intercept, 0);
-	assert_string_equal(causal_profile_string(&p, s.series[0].selected), "late.c:1");
+	/* by impact by default (Coz's viewer): early first */
+	assert_string_equal(causal_profile_string(&p, s.series[0].selected), "early.c:1");
 	causal_summary_sort(&p, &s, CAUSAL_SORT_IMPACT);
 	assert_string_equal(causal_profile_string(&p, s.series[0].selected), "early.c:1");
 	causal_summary_sort(&p, &s, CAUSAL_SORT_SLOPE);
