@@ -103,10 +103,35 @@ point() { # JSON FILE, LINE, SPEEDUP% -> "value [lo, hi] (n)"
 		| select((.line_speedup * 100 | round) == $x)
 		| "\(.program_speedup * 100 * 10 | round / 10) [\(.ci[0] * 100 * 10 | round / 10), \(.ci[1] * 100 * 10 | round / 10)] (\(.experiments))"' "$1"
 }
+fitted() { # JSON FILE, LINE, SPEEDUP% -> "value [lo, hi]" of the fitted curve
+	jq -r --argjson x "$3" --arg l "figure1.c:$2" '
+		.series[] | select(.line | endswith($l)) | .points[]
+		| select((.line_speedup * 100 | round) == $x)
+		| "\(.fit * 100 * 10 | round / 10) [\(.fit_ci[0] // 0 | . * 100 * 10 | round / 10), \(.fit_ci[1] // 0 | . * 100 * 10 | round / 10)]"' "$1"
+}
 for l in "$la" "$lb"; do
 	"$lever" causal report --json "$work/line$l.coz" >"$work/line$l.json"
-	"$lever" causal report --json --no-phase-correction "$work/line$l.coz" >"$work/line$l.raw.json"
 done
+# both lines in one report: the ranking a reader of `lever causal report` sees
+"$lever" causal report --json "$work/line$la.coz" "$work/line$lb.coz" >"$work/both.json"
+"$lever" causal report --top 0 "$work/line$la.coz" "$work/line$lb.coz" >"$work/both.txt"
+# the checks of issue 18's must-show 4, from the numbers in the table
+checks() {
+	local worst=0 s t f d
+	for i in "${!speedups[@]}"; do
+		s=${speedups[$i]}
+		t=$(median <<<"${truth[a${scales[$i]}]}")
+		f=$(jq -r --argjson x "$s" --arg l "figure1.c:$la" '.series[] | select(.line | endswith($l))
+			| .points[] | select((.line_speedup * 100 | round) == $x) | .fit' "$work/both.json")
+		d=$(awk -v t="$t" -v b="$base" -v f="$f" 'BEGIN { d = (1 - t / b) * 100 - f * 100; print d < 0 ? -d : d }')
+		worst=$(awk -v a="$worst" -v b="$d" 'BEGIN { print (b > a) ? b : a }')
+	done
+	printf -- '- line a: fitted curve vs truth, largest gap over the speedups: %.1f points (goal: 2)\n' "$worst"
+	jq -r --arg l "figure1.c:$lb" '.series[] | select(.line | endswith($l)) | .fit
+		| "- line b: fitted effect at 100% \(.effect * 1000 | round / 10)% [\(.effect_ci[0] * 1000 | round / 10), \(.effect_ci[1] * 1000 | round / 10)]: "
+		+ (if .effect_ci[0] <= 0 and .effect_ci[1] >= 0 then "holds 0" else "does not hold 0" end)' "$work/both.json"
+	jq -r '"- ranking (default, by impact): " + ([.series[].line | sub(".*/"; "")] | join(", "))' "$work/both.json"
+}
 
 {
 	echo "# bench/figure1: Figure 1 of the Coz paper, predicted vs real"
@@ -122,14 +147,28 @@ done
 	echo "(95% bootstrap intervals, experiments in brackets); truth is the median ms/round over"
 	echo "the cycles, program speedup = 1 - T_S/T_0."
 	echo
-	echo "| line speedup | line a: true | predicted | no phase corr. | line b: true | predicted | no phase corr. |"
+	echo "\"point\" is the measured program speedup at that line speedup; \"fitted\" is the"
+	echo "report's fitted curve there (y = slope * min(x, knee): it can level off), with the"
+	echo "interval of its bootstrap refits."
+	echo
+	echo "| line speedup | line a: true | point | fitted | line b: true | point | fitted |"
 	echo "|---:|---:|---:|---:|---:|---:|---:|"
 	for i in "${!speedups[@]}"; do
 		s=${speedups[$i]}
 		ta=$(true_speedup "a${scales[$i]}")
 		tb=$(true_speedup "b${scales[$i]}")
-		echo "| $s% | $ta | $(point "$work/line$la.json" "$la" "$s") | $(point "$work/line$la.raw.json" "$la" "$s") | $tb | $(point "$work/line$lb.json" "$lb" "$s") | $(point "$work/line$lb.raw.json" "$lb" "$s") |"
+		echo "| $s% | $ta | $(point "$work/line$la.json" "$la" "$s") | $(fitted "$work/both.json" "$la" "$s") | $tb | $(point "$work/line$lb.json" "$lb" "$s") | $(fitted "$work/both.json" "$lb" "$s") |"
 	done
+	echo
+	echo "Checks (issue 18, must-show 4):"
+	echo
+	checks
+	echo
+	echo "\`lever causal report\` on the two profiles:"
+	echo
+	echo '```'
+	sed "s|$work/||g" "$work/both.txt"
+	echo '```'
 	echo
 	echo "Truth, every run (ms/round): "
 	for s in "${scales[@]}"; do echo "- a-scale $s:${truth[a$s]}"; done
