@@ -235,7 +235,7 @@ const char *causal_thin_text(unsigned thin, char *buf, size_t size);
  * levels off at the knee, as the true curves do once another path becomes
  * critical (the paper's Figure 1). The linear model is knee = 1. Weighted
  * least squares on the points (weights 1/se^2 from their bootstrap
- * intervals); the knee is searched on a 1% grid; the levelling model is kept
+ * intervals); the knee is the measured speedup that fits best; the levelling model is kept
  * only when its AIC (chi^2 + 2 x 2 parameters) beats the line's (chi^2 +
  * 2 x 1), the chi^2 values divided by the levelling model's chi^2 / (n - 2)
  * when that exceeds 1 (quasi-AIC: points that scatter more than their

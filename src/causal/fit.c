@@ -15,7 +15,7 @@
  *
  * a line through the origin that levels off at the knee (knee = 1: it never
  * does). The points are weighted by their bootstrap intervals; the knee that
- * fits best is searched on a 1% grid, and the levelling model is kept only
+ * fits best is one of the speedups measured, and the levelling model is kept only
  * when it is better by Akaike's criterion (chi^2 + 2 x parameters, chi^2
  * scaled by the levelling model's dispersion when the points scatter more
  * than their intervals say: quasi-AIC) than the straight line, so that a
@@ -68,22 +68,23 @@ static double fit_knee(const struct fit_points *pt, double knee, double *chi2)
 }
 
 /*
- * The best knee below the largest speedup (ties go to the larger knee:
- * below the smallest speedup every knee fits alike, and the data only says
- * the curve has levelled off by then). NaN knee if there is none to try.
+ * The best knee among the speedups measured below the largest (a knee
+ * between two of them would claim more than the points say: the curve has
+ * levelled off by the first speedup at which it is flat). NaN if there is
+ * none to try.
  */
 static double best_knee(const struct fit_points *pt, double xmax, double *slope, double *chi2)
 {
 	double best = NAN;
 
 	*chi2 = INFINITY;
-	for (int k = KNEE_STEPS; k >= 1; k--) {
-		double knee = (double)k / KNEE_STEPS, c, b;
+	for (size_t i = 0; i < pt->n; i++) {
+		double knee = pt->x[i], c, b;
 
 		if (knee >= xmax - 1e-9)
 			continue;
 		b = fit_knee(pt, knee, &c);
-		if (c < *chi2 * (1 - 1e-9)) {
+		if (c < *chi2 * (1 - 1e-9) || (c <= *chi2 * (1 + 1e-9) && knee < best)) {
 			*chi2 = c;
 			*slope = b;
 			best = knee;
