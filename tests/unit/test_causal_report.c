@@ -273,9 +273,9 @@ static void test_phase_correction(void **state)
 
 /*
  * lever's runtime record also says how much delay the experiments inserted:
- * the run was stretched by it, so T is the runtime without it. Here 14000 ns
- * real, 4000 of them delay: T = 10000 and the factor is 0.2 as above, where
- * the real 14000 would have given 1/7.
+ * the run was stretched by it, so T starts from the runtime without it (14000
+ * ns real, 4000 of them delay: 10000, where the real 14000 would have given a
+ * factor of 1/7), and gets back what the virtual speedups took off.
  */
 /*
  * Coz's profiles do not record the delay: it is estimated from the run's
@@ -306,6 +306,71 @@ static void test_inserted_delay_estimated(void **state)
 	free(buf);
 }
 
+/*
+ * A serial phase then a parallel phase with two threads (issue 18), in Coz's
+ * random mode, modelled as lever's runtime measures them: per experiment of
+ * 250 ms of the unmodified program, at line speedup x,
+ *  - serial.c:1 (one thread): wall 250, delay 250 x, effective 250 (1 - x),
+ *    250 selected samples;
+ *  - par.c:1 (two threads, each pausing for the other's samples): wall
+ *    250 (1 + x), delay 2 x 250 x, effective 250 (1 - x), 500 samples;
+ *  - one visit per ms of the unmodified program in both phases.
+ * Each phase is half of the run, so really shortening either line by x
+ * speeds the program up by x / 2: both slopes 0.5, both factors 0.5. With T
+ * the effective runtime (the sped-up program's) the factors came out 0.71.
+ */
+static void test_phase_correction_two_phases(void **state)
+{
+	static const int pcts[] = {0, 20, 0, 40, 0, 60, 0, 80};
+	struct causal_profile p;
+	struct causal_summary s;
+	char *buf = NULL;
+	size_t len = 0;
+
+	for (int run = 0; run < 4; run++) {
+		double wall = 0, delay = 0;
+
+		append(&buf, &len, "startup\ttime=%d\tlever=1\tsampler=perf\tperiod=1000000\n",
+		       run + 1);
+		for (int k = 0; k < 8; k++) {
+			int pct = pcts[(k + 2 * run) % 8];
+			double x = pct / 100.0;
+
+			exp_tp(&buf, &len, "serial.c:1", pct, lround(250e6 * (1 - x)), 250, 250);
+			wall += 250e6;
+			delay += 250e6 * x;
+		}
+		for (int k = 0; k < 8; k++) {
+			int pct = pcts[(k + 2 * run + 1) % 8];
+			double x = pct / 100.0;
+
+			exp_tp(&buf, &len, "par.c:1", pct, lround(250e6 * (1 - x)), 250, 500);
+			wall += 250e6 * (1 + x);
+			delay += 2 * 250e6 * x;
+		}
+		append(&buf, &len,
+		       "runtime\ttime=%.0f\tdelay=%.0f\nsamples\tlocation=serial.c:1\tcount=2000\n"
+		       "samples\tlocation=par.c:1\tcount=4000\n",
+		       wall, delay);
+	}
+	load(&p, buf, len);
+	assert_int_equal(
+	    causal_summarize(&p, &(struct causal_summary_options){.resamples = 200}, &s), 0);
+	for (const char *const *line = (const char *const[]){"serial.c:1", "par.c:1", NULL}; *line;
+	     line++) {
+		const struct causal_series *c = series_of(&p, &s, *line);
+
+		assert_true(c->phase_corrected);
+		assert_int_equal(c->line_runtime_ns, 4 * 4000000000LL);
+		NEAR(bucket_at(c, 40)->phase_factor, 0.5);
+		assert_true(fabs(c->slope - 0.5) < 0.05);
+		NEAR(bucket_at(c, 80)->program_speedup, 0.4);
+	}
+	causal_summary_free(&s);
+	causal_profile_free(&p);
+	free(buf);
+}
+
 static void test_phase_correction_without_inserted_delay(void **state)
 {
 	struct causal_profile p;
@@ -326,9 +391,14 @@ static void test_phase_correction_without_inserted_delay(void **state)
 	    causal_summarize(&p, &(struct causal_summary_options){.resamples = 200}, &s), 0);
 	c = series_of(&p, &s, "a.c:1");
 	assert_true(c->phase_corrected);
-	assert_int_equal(c->line_runtime_ns, 10000);
-	NEAR(bucket_at(c, 40)->phase_factor, 0.2);
-	NEAR(bucket_at(c, 40)->program_speedup, 0.04);
+	/*
+	 * T is the unmodified runtime: the effective 10000 plus what the five
+	 * nonzero experiments took off it, 100 visits x the 0% cost of 10 ns
+	 * - 800 ns each: 11000. Factor (1000 / 50) x 100 / 11000.
+	 */
+	assert_int_equal(c->line_runtime_ns, 11000);
+	NEAR(bucket_at(c, 40)->phase_factor, 2000.0 / 11000);
+	NEAR(bucket_at(c, 40)->program_speedup, 0.2 * 2000.0 / 11000);
 	causal_summary_free(&s);
 	causal_profile_free(&p);
 	free(buf);
@@ -849,6 +919,7 @@ int main(void)
 	    cmocka_unit_test(test_phase_correction),
 	    cmocka_unit_test(test_phase_correction_needs_records),
 	    cmocka_unit_test(test_phase_correction_without_inserted_delay),
+	    cmocka_unit_test(test_phase_correction_two_phases),
 	    cmocka_unit_test(test_inserted_delay_estimated),
 	    cmocka_unit_test(test_littles_law_weighting),
 	    cmocka_unit_test(test_bootstrap_deterministic),
