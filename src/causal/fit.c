@@ -284,8 +284,35 @@ static void mark_thin(struct causal_series *s)
 		s->thin |= CAUSAL_THIN_WIDE;
 }
 
+/*
+ * One experiment's spread, sd = se x sqrt(n), as the median over the points
+ * measured by CAUSAL_THIN_EXPERIMENTS experiments or more (their bootstrap
+ * sees it); 0 if none is. A point measured by one or two experiments has
+ * almost no interval of its own (only the baseline's noise): without a
+ * floor of sd / sqrt(n) under its se it would outweigh all the others
+ * (Coz's ferret profile: a fit decided by two single-experiment points).
+ */
+static double experiment_sd(const struct causal_series *s, double level)
+{
+	double *sd = malloc((s->n_buckets ? s->n_buckets : 1) * sizeof(*sd)), m;
+	size_t n = 0;
+
+	if (!sd)
+		return 0;
+	for (size_t i = 1; i < s->n_buckets; i++) {
+		const struct causal_bucket *b = &s->buckets[i];
+
+		if (b->experiments >= CAUSAL_THIN_EXPERIMENTS)
+			sd[n++] = point_se(b, level) * sqrt(b->experiments);
+	}
+	m = n ? stats_median(sd, n) : 0;
+	free(sd);
+	return isfinite(m) ? m : 0;
+}
+
 int causal_fit_series(struct causal_series *s, const double *reps, size_t B, double level)
 {
+	double sigma;
 	size_t nb = s->n_buckets, n = nb ? nb - 1 : 0;
 	struct fit_points pt = {
 	    .x = malloc((n ? n : 1) * sizeof(double)),
@@ -297,9 +324,13 @@ int causal_fit_series(struct causal_series *s, const double *reps, size_t B, dou
 
 	if (!pt.x || !pt.y || !pt.w)
 		goto out;
+	sigma = experiment_sd(s, level);
 	for (size_t i = 1; i < nb; i++) {
 		double se = point_se(&s->buckets[i], level);
+		double floor =
+		    sigma / sqrt(s->buckets[i].experiments ? s->buckets[i].experiments : 1);
 
+		se = se > floor ? se : floor;
 		pt.x[i - 1] = s->buckets[i].speedup_pct / 100.0;
 		pt.y[i - 1] = s->buckets[i].program_speedup;
 		pt.w[i - 1] = 1 / (se * se);
