@@ -394,8 +394,15 @@ struct causal_amp_point {
 	double visits;			    /* throughput: sum of deltas; latency: begin visits */
 	double departures;		    /* latency: end visits */
 	double visits_arriving; /* visits in experiments during which something arrived */
-	bool unstable; /* arrivals outrun departures (latency), or outrun visits more than at D = 0
-			*/
+	/* latency: arrivals outrun departures, so queues grow and W = L / lambda does not hold */
+	bool unstable;
+	/*
+	 * throughput: more arrivals per visit than at D = 0 (arrivals outrun
+	 * departures): the load is beyond the bottleneck's capacity, and the
+	 * rate measured is that capacity (the dissertation's Figure 6.4 oracle,
+	 * min(arrival rate, capacity)): a valid value, not an unstable one
+	 */
+	bool saturated;
 };
 
 struct causal_amp_level {

@@ -205,7 +205,9 @@ static void scalability_table(FILE *f, const struct causal_profile *p, const str
 						   pt->rel_low, pt->rel_high);
 			else
 				report_table_cell(t, "-");
-			report_table_cell(t, pt->unstable ? "unstable" : "");
+			report_table_cell(t, pt->unstable    ? "unstable"
+					     : pt->saturated ? "at capacity"
+							     : "");
 		}
 	}
 	report_table_print_html(t, f);

@@ -154,6 +154,7 @@ static void json_amp_point(struct report_json *j, const struct causal_amp *a, si
 	else
 		report_json_null(j);
 	report_json_kv_bool(j, "unstable", v->unstable);
+	report_json_kv_bool(j, "saturated", v->saturated);
 	report_json_object_end(j);
 }
 
