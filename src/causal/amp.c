@@ -97,7 +97,9 @@ static void add_experiment(const struct causal_profile *p, const struct causal_e
 		if (p->points[d->point].kind == CAUSAL_POINT_LATENCY) {
 			s->visits[0] += (double)d->arrivals;
 			s->visits[1] += (double)d->departures;
-			s->diff_dur += (double)d->difference * (double)e->duration;
+			s->diff_dur += d->has_in_flight
+					   ? (double)d->in_flight_ns
+					   : (double)d->difference * (double)e->duration;
 			pt->visits += (double)d->arrivals;
 			pt->departures += (double)d->departures;
 		} else {

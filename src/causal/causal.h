@@ -41,11 +41,13 @@ struct causal_point {
 
 /* One point record: the change of one progress point during one experiment. */
 struct causal_delta {
-	uint32_t point;	    /* index into profile->points */
-	int64_t delta;	    /* throughput: visits during the experiment */
-	int64_t arrivals;   /* latency: begin visits during the experiment */
-	int64_t departures; /* latency: end visits during the experiment */
-	int64_t difference; /* latency: begin - end totals at the experiment's end (signed) */
+	uint32_t point;	      /* index into profile->points */
+	int64_t delta;	      /* throughput: visits during the experiment */
+	int64_t arrivals;     /* latency: begin visits during the experiment */
+	int64_t departures;   /* latency: end visits during the experiment */
+	int64_t difference;   /* latency: begin - end totals at the experiment's end (signed) */
+	bool has_in_flight;   /* latency: in_flight_ns was recorded (lever's in-flight-ns) */
+	int64_t in_flight_ns; /* latency: mean number in flight x duration, ns */
 };
 
 struct causal_experiment {

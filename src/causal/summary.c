@@ -63,6 +63,18 @@ static int compare_entries(const void *a, const void *b)
 	return (x->pct > y->pct) - (x->pct < y->pct);
 }
 
+/*
+ * A latency experiment's L x duration: lever's time-averaged in-flight
+ * count when recorded, else the number in flight at the end (Coz's
+ * difference), which stands for the whole experiment.
+ */
+static double in_flight_dur(const struct causal_delta *d, const struct causal_experiment *e)
+{
+	if (d->has_in_flight)
+		return (double)d->in_flight_ns;
+	return (double)d->difference * (double)e->duration;
+}
+
 static struct entry *collect_entries(const struct causal_profile *p, size_t *n_out)
 {
 	struct entry *entries = malloc((p->n_deltas ? p->n_deltas : 1) * sizeof(*entries));
@@ -84,7 +96,7 @@ static struct entry *collect_entries(const struct causal_profile *p, size_t *n_o
 			    .duration = (double)e->duration,
 			    .visits = (double)(latency ? d->arrivals : d->delta),
 			    .departures = (double)d->departures,
-			    .difference_dur = (double)d->difference * (double)e->duration,
+			    .difference_dur = in_flight_dur(d, e),
 			    .selected_samples = (double)e->selected_samples,
 			};
 		}

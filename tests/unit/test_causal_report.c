@@ -476,6 +476,67 @@ static void test_littles_law_weighting(void **state)
 	free(buf);
 }
 
+/*
+ * lever's in-flight-ns (the number in flight averaged over the experiment,
+ * times its duration) is L x duration itself: it replaces difference x
+ * duration, the number in flight at the end only. Here the end values say
+ * 10 and 20 in flight but the averages were 4 and 6: W_0 = (4*1000 +
+ * 6*3000) / 400 = 55 ns, W at 50% = 3.5*2000 / 200 = 35 ns: (55 - 35) / 55.
+ * (With the end values it would be 0.6, as above.) A malformed one makes
+ * the record malformed.
+ */
+static void test_littles_law_in_flight(void **state)
+{
+	struct causal_profile p;
+	struct causal_summary s;
+	const struct causal_series *c;
+	char *buf = NULL;
+	size_t len = 0;
+
+	append(&buf, &len, "startup\ttime=1\n");
+	append(&buf, &len,
+	       "experiment\tselected=l.c:1\tspeedup=0.00\tduration=1000\n"
+	       "latency-point\tname=req\tarrivals=100\tdepartures=99\tdifference=10\t"
+	       "in-flight-ns=4000\n"
+	       "experiment\tselected=l.c:1\tspeedup=0.00\tduration=3000\n"
+	       "latency-point\tname=req\tarrivals=300\tdepartures=300\tdifference=20\t"
+	       "in-flight-ns=18000\n"
+	       "experiment\tselected=l.c:1\tspeedup=0.50\tduration=2000\n"
+	       "latency-point\tname=req\tarrivals=200\tdepartures=200\tdifference=7\t"
+	       "in-flight-ns=7000\n");
+	for (int pct = 10; pct <= 30; pct += 10)
+		append(&buf, &len,
+		       "experiment\tselected=l.c:1\tspeedup=0.%02d\tduration=1000\n"
+		       "latency-point\tname=req\tarrivals=100\tdepartures=100\tdifference=17\t"
+		       "in-flight-ns=5500\n",
+		       pct);
+	load(&p, buf, len);
+	assert_true(p.deltas[0].has_in_flight);
+	assert_int_equal(p.deltas[0].in_flight_ns, 4000);
+	assert_int_equal(
+	    causal_summarize(&p, &(struct causal_summary_options){.resamples = 200}, &s), 0);
+	c = series_of(&p, &s, "l.c:1");
+	NEAR(bucket_at(c, 50)->program_speedup, (55.0 - 35.0) / 55.0);
+	NEAR(bucket_at(c, 10)->program_speedup, 0.0);
+	causal_summary_free(&s);
+	causal_profile_free(&p);
+	free(buf);
+
+	causal_profile_init(&p);
+	{
+		static const char bad[] =
+		    "startup\ttime=1\nexperiment\tselected=l.c:1\tspeedup=0.00\tduration=10\n"
+		    "latency-point\tname=req\tarrivals=1\tdepartures=1\tdifference=0\t"
+		    "in-flight-ns=x\n";
+
+		assert_int_equal(causal_profile_read_buffer(&p, bad, strlen(bad), "b.coz", NULL),
+				 0);
+	}
+	assert_int_equal(p.stats.malformed, 1);
+	assert_int_equal(p.n_deltas, 0);
+	causal_profile_free(&p);
+}
+
 /* ------------------------------------------------------------ bootstrap, ranking, contention */
 
 /*
@@ -922,6 +983,7 @@ int main(void)
 	    cmocka_unit_test(test_phase_correction_two_phases),
 	    cmocka_unit_test(test_inserted_delay_estimated),
 	    cmocka_unit_test(test_littles_law_weighting),
+	    cmocka_unit_test(test_littles_law_in_flight),
 	    cmocka_unit_test(test_bootstrap_deterministic),
 	    cmocka_unit_test(test_contention_flag),
 	    cmocka_unit_test(test_ranking),
