@@ -49,18 +49,18 @@ html=${profile%.coz}.html
 # stays flat, so its slope over 0..100% is small and the paper's slope ranking
 # could not tell it from line b.
 print_report() {
+	cat <<EOF
+
+How to read the report below: "effect" is what the fitted curve predicts if
+the line were made 100% faster, with its 95% interval; "levels@25%" means the
+curve has levelled off by a 25% line speedup (optimising the line beyond that
+buys nothing more). Line a (figure1.c:$la) should come first with a few
+percent; line b's interval should hold 0 or stay within a point or two of it.
+A "?" and "thin" instead of a number mean too few experiments: run longer.
+EOF
 	echo
 	echo "\$ lever causal report --html $html $profile"
 	"$lever" causal report --html "$html" "$profile"
-	cat <<EOF
-
-How to read it: "effect" is what the fitted curve predicts if the line were
-made 100% faster, with its 95% interval; "levels@25%" means the curve has
-levelled off by a 25% line speedup (optimising the line beyond that buys
-nothing more). Line a (figure1.c:$la) should come first with a few percent;
-line b's interval should hold 0 or stay within a point or two of it.
-A "?" and "thin" instead of a number mean too few experiments: run longer.
-EOF
 }
 
 [ "${DEMO_TRUTH:-1}" = 0 ] && { print_report; exit 0; }
