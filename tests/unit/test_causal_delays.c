@@ -194,7 +194,8 @@ static void spinning_pause_keeps_the_cpu(void **state)
 			assert_int_equal(voluntary_switches(), before);
 		else
 			assert_true(voluntary_switches() > before);
-		assert_true(b.idle_ns - idle >= 2 * NSEC_PER_MSEC - (uint64_t)b.excess_ns);
+		/* at least what was owed (a sleep may overshoot by more than 2 ms when loaded) */
+		assert_true(b.idle_ns - idle >= 2 * NSEC_PER_MSEC);
 		assert_int_equal(b.local, atomic_load(&rt.global));
 		assert_true(atomic_load(&rt.inserted_delay_ns) >= NSEC_PER_MSEC);
 		assert_int_equal(pauses, resumes);
