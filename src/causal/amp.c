@@ -97,7 +97,9 @@ static void add_experiment(const struct causal_profile *p, const struct causal_e
 		if (p->points[d->point].kind == CAUSAL_POINT_LATENCY) {
 			s->visits[0] += (double)d->arrivals;
 			s->visits[1] += (double)d->departures;
-			s->diff_dur += (double)d->difference * (double)e->duration;
+			s->diff_dur += d->has_in_flight
+					   ? (double)d->in_flight_ns
+					   : (double)d->difference * (double)e->duration;
 			pt->visits += (double)d->arrivals;
 			pt->departures += (double)d->departures;
 		} else {
@@ -189,9 +191,11 @@ static void relate_point(struct causal_amp_point *pt, bool latency, const double
 }
 
 /*
- * Arrivals outrun departures: for a latency pair, more begins than ends; for
- * a throughput point, more arrivals per visit than at the baseline load
- * (where the system is assumed to keep up).
+ * Arrivals outrun departures: for a latency pair, more begins than ends
+ * (unstable: Little's law needs a stable system); for a throughput point,
+ * more arrivals per visit than at the baseline load, where the system is
+ * assumed to keep up (saturated: the throughput measured there is the
+ * bottleneck's capacity, which is what saturation looks like, not a fault).
  */
 static void mark_unstable(const struct causal_profile *p, struct causal_amp *a)
 {
@@ -212,9 +216,9 @@ static void mark_unstable(const struct causal_profile *p, struct causal_amp *a)
 				double ratio = lv->arrivals / pt->visits_arriving;
 				double ratio0 = base->arrivals / base->points[j].visits_arriving;
 
-				pt->unstable = ratio > ratio0 * UNSTABLE_MARGIN &&
-					       lv->arrivals - pt->visits_arriving * ratio0 >=
-						   UNSTABLE_MIN_EXCESS;
+				pt->saturated = ratio > ratio0 * UNSTABLE_MARGIN &&
+						lv->arrivals - pt->visits_arriving * ratio0 >=
+						    UNSTABLE_MIN_EXCESS;
 			}
 		}
 	}
@@ -415,16 +419,21 @@ static void print_point_table(FILE *out, const struct causal_profile *p, const s
 		else
 			snprintf(rel, sizeof(rel), "-");
 		fprintf(out, "    %-8s %6s %4u  %-26s %s%s\n", d, load, pt->runs, cell, rel,
-			pt->unstable ? " !" : "");
+			pt->unstable	? " !"
+			: pt->saturated ? " ^"
+					: "");
 	}
 }
 
-static bool any_unstable(const struct causal_amp *a)
+static bool any_unstable(const struct causal_amp *a, bool saturated)
 {
 	for (size_t k = 0; k < a->n_levels; k++)
-		for (size_t j = 0; j < a->n_points; j++)
-			if (a->levels[k].points[j].unstable)
+		for (size_t j = 0; j < a->n_points; j++) {
+			const struct causal_amp_point *pt = &a->levels[k].points[j];
+
+			if (saturated ? pt->saturated : pt->unstable)
 				return true;
+		}
 	return false;
 }
 
@@ -451,9 +460,14 @@ void causal_amp_report_text(FILE *out, const struct causal_profile *p, const str
 			     "            bootstrap CIs need 2+ runs per level\n");
 	for (size_t j = 0; j < a->n_points; j++)
 		print_point_table(out, p, a, j);
-	if (any_unstable(a))
+	if (any_unstable(a, false))
 		fprintf(out,
-			"  ! unstable: arrivals outrun departures at that load (queues grow)\n");
+			"  ! unstable: arrivals outrun departures at that load (queues grow), so "
+			"the\n    latency (Little's law) is not meaningful there\n");
+	if (any_unstable(a, true))
+		fprintf(out,
+			"  ^ at capacity: arrivals outrun departures at that load; the rate is "
+			"the\n    bottleneck's capacity (more load cannot raise it)\n");
 	fputc('\n', out);
 }
 

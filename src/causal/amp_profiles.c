@@ -102,7 +102,7 @@ static int summarize_levels(const struct causal_profile *p,
 			    struct causal_amp_profiles *ap)
 {
 	size_t n = ap->amp.n_levels, cap = 0;
-	struct line_sort ctx = {p, opt ? opt->sort : CAUSAL_SORT_SLOPE};
+	struct line_sort ctx = {p, opt ? opt->sort : CAUSAL_SORT_IMPACT};
 
 	ap->views = calloc(n, sizeof(*ap->views));
 	ap->summaries = calloc(n, sizeof(*ap->summaries));

@@ -41,11 +41,13 @@ struct causal_point {
 
 /* One point record: the change of one progress point during one experiment. */
 struct causal_delta {
-	uint32_t point;	    /* index into profile->points */
-	int64_t delta;	    /* throughput: visits during the experiment */
-	int64_t arrivals;   /* latency: begin visits during the experiment */
-	int64_t departures; /* latency: end visits during the experiment */
-	int64_t difference; /* latency: begin - end totals at the experiment's end (signed) */
+	uint32_t point;	      /* index into profile->points */
+	int64_t delta;	      /* throughput: visits during the experiment */
+	int64_t arrivals;     /* latency: begin visits during the experiment */
+	int64_t departures;   /* latency: end visits during the experiment */
+	int64_t difference;   /* latency: begin - end totals at the experiment's end (signed) */
+	bool has_in_flight;   /* latency: in_flight_ns was recorded (lever's in-flight-ns) */
+	int64_t in_flight_ns; /* latency: mean number in flight x duration, ns */
 };
 
 struct causal_experiment {
@@ -198,8 +200,61 @@ struct causal_bucket {
 				none */
 	double program_speedup; /* predicted program speedup (fraction); 0 for the 0% bucket */
 	double ci_low, ci_high; /* bootstrap confidence interval of program_speedup */
-	size_t first_entry;	/* private: the bucket's experiments, for the bootstrap */
+	double fit, fit_low, fit_high; /* the fitted curve here, with its bootstrap interval */
+	unsigned thin;		       /* why the point rests on too little: CAUSAL_THIN_* bits */
+	size_t first_entry;	       /* private: the bucket's experiments, for the bootstrap */
 };
+
+/*
+ * Thin evidence (doc/causal-report.md "Thin evidence"): a point whose number
+ * should not be read as a measurement. A point is thin when it rests on
+ * fewer than CAUSAL_THIN_EXPERIMENTS experiments, or fewer than
+ * CAUSAL_THIN_VISITS progress-point visits (arrivals), or when its interval
+ * is wider than CAUSAL_THIN_WIDTH (program speedup, a fraction: 10 points).
+ * A line is thin when its fitted effect's interval is wider than that, or
+ * when every one of its nonzero points is thin.
+ */
+#define CAUSAL_THIN_EXPERIMENTS 3
+#define CAUSAL_THIN_VISITS	30
+#define CAUSAL_THIN_WIDTH	0.10
+
+enum causal_thin_reason {
+	CAUSAL_THIN_FEW_EXPERIMENTS = 1,
+	CAUSAL_THIN_FEW_VISITS = 2,
+	CAUSAL_THIN_WIDE = 4,
+	CAUSAL_THIN_POINTS = 8, /* a line: all its points are thin */
+};
+
+/*
+ * The names of the reasons in bits, comma-separated ("few experiments, wide
+ * interval"), into buf; "" for none. Returns buf.
+ */
+const char *causal_thin_text(unsigned thin, char *buf, size_t size);
+
+/*
+ * The model fitted to a line's curve (doc/causal-report.md "The fitted
+ * curve"): y = slope * min(x, knee), which rises (or falls) linearly and
+ * levels off at the knee, as the true curves do once another path becomes
+ * critical (the paper's Figure 1). The linear model is knee = 1. Weighted
+ * least squares on the points (weights 1/se^2 from their bootstrap
+ * intervals); the knee is the measured speedup that fits best; the levelling model is kept
+ * only when its AIC (chi^2 + 2 x 2 parameters) beats the line's (chi^2 +
+ * 2 x 1), the chi^2 values divided by the levelling model's chi^2 / (n - 2)
+ * when that exceeds 1 (quasi-AIC: points that scatter more than their
+ * intervals say).
+ */
+struct causal_fit {
+	bool levels_off; /* the levelling model was chosen (knee < largest speedup) */
+	double slope;	 /* rise per unit of line speedup up to the knee */
+	double knee;	 /* line speedup (fraction) where the curve levels off; 1: never */
+	double effect;	 /* fitted program speedup at 100% line speedup */
+	double effect_low, effect_high; /* its bootstrap interval */
+	double chi2;			/* of the chosen model */
+	double dispersion; /* chi2 / (points - parameters); intervals widen by its root if > 1 */
+};
+
+/* The fitted program speedup at line speedup x (fraction). */
+double causal_fit_at(const struct causal_fit *f, double x);
 
 /* The curve of one (selected line, progress point). */
 struct causal_series {
@@ -215,14 +270,16 @@ struct causal_series {
 	double max_speedup;	      /* largest program speedup among the buckets */
 	bool contention;	      /* the slope's interval lies entirely below 0 */
 	bool phase_corrected;	      /* the phase correction was applied to its points */
+	struct causal_fit fit;	      /* the model fitted to the curve */
+	unsigned thin;		      /* CAUSAL_THIN_* bits: the line's curve rests on too little */
 	int64_t line_samples;	      /* s: the line's samples over all runs (0 if unknown) */
 	int64_t line_runtime_ns;      /* T: runtime of the runs with the line (0 if unknown) */
 };
 
 enum causal_sort {
-	CAUSAL_SORT_SLOPE = 0, /* steepest rise first (the paper) */
-	CAUSAL_SORT_IMPACT,    /* largest impact first (Coz's viewer) */
-	CAUSAL_SORT_NAME,      /* by file:line, then progress point */
+	CAUSAL_SORT_IMPACT = 0, /* largest impact first (Coz's viewer's default; the default) */
+	CAUSAL_SORT_SLOPE,	/* steepest rise first (the paper's regression slope) */
+	CAUSAL_SORT_NAME,	/* by file:line, then progress point */
 };
 
 struct causal_summary_options {
@@ -246,6 +303,7 @@ struct causal_summary {
 	bool phase_correction;	     /* the correction was asked for */
 	bool trim;		     /* far-out experiments were set aside */
 	int64_t runtime_ns;	     /* T: the runs' runtimes summed (0 if not recorded) */
+	enum causal_sort sort;	     /* how series is sorted */
 	unsigned resamples;
 	double level;
 	uint64_t seed;
@@ -279,6 +337,8 @@ void causal_summary_free(struct causal_summary *s);
 void causal_summary_sort(const struct causal_profile *p, struct causal_summary *s,
 			 enum causal_sort sort);
 
+/* Name of a sort key: "impact", "slope" or "name" (as `--sort` spells it). */
+const char *causal_sort_name(enum causal_sort sort);
 /* Name of a point kind: "throughput" or "latency". */
 const char *causal_point_kind_name(enum causal_point_kind kind);
 /* The sampler all of lever's runs used ("perf", "timer"), or NULL if unknown or mixed. */
@@ -336,8 +396,15 @@ struct causal_amp_point {
 	double visits;			    /* throughput: sum of deltas; latency: begin visits */
 	double departures;		    /* latency: end visits */
 	double visits_arriving; /* visits in experiments during which something arrived */
-	bool unstable; /* arrivals outrun departures (latency), or outrun visits more than at D = 0
-			*/
+	/* latency: arrivals outrun departures, so queues grow and W = L / lambda does not hold */
+	bool unstable;
+	/*
+	 * throughput: more arrivals per visit than at D = 0 (arrivals outrun
+	 * departures): the load is beyond the bottleneck's capacity, and the
+	 * rate measured is that capacity (the dissertation's Figure 6.4 oracle,
+	 * min(arrival rate, capacity)): a valid value, not an unstable one
+	 */
+	bool saturated;
 };
 
 struct causal_amp_level {

@@ -59,6 +59,13 @@
 #define PROFILE_KEY_DELTA      "delta"
 #define PROFILE_KEY_DEPARTURES "departures"
 #define PROFILE_KEY_DIFFERENCE "difference"
+/*
+ * lever's, on latency-point: the number in flight (begins - ends) averaged
+ * over the experiment (sampled every millisecond while it ran) times its
+ * duration, in ns: the exact L x duration that difference x duration only
+ * approximates from one value at the end. Coz's readers ignore it.
+ */
+#define PROFILE_KEY_IN_FLIGHT_NS "in-flight-ns"
 
 /* ---- runtime (PROFILE_KEY_TIME, then) ---- */
 #define PROFILE_KEY_DELAY "delay"

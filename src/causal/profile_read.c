@@ -210,6 +210,13 @@ static void read_latency(struct reader *rd, const struct record *rec)
 	    !profile_get_signed(rd, rec, PROFILE_RECORD_LATENCY, PROFILE_KEY_DIFFERENCE,
 				&d.difference))
 		return;
+	/* lever's time-averaged L x duration (absent in Coz's) */
+	if (profile_find_field(rec, PROFILE_KEY_IN_FLIGHT_NS)) {
+		if (!profile_get_signed(rd, rec, PROFILE_RECORD_LATENCY, PROFILE_KEY_IN_FLIGHT_NS,
+					&d.in_flight_ns))
+			return;
+		d.has_in_flight = true;
+	}
 	e = profile_point_owner(rd);
 	if (!e)
 		return;

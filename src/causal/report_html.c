@@ -22,6 +22,7 @@ static const char page_style[] =
     ".line h3{font-size:1em;margin:.2em 0;word-break:break-all}\n"
     ".line p{margin:.2em 0;font-size:.9em;color:#444}\n"
     ".badge{background:#d62728;color:#fff;border-radius:3px;padding:0 .4em;font-size:.8em}\n"
+    ".badge.thin{background:#888}\n"
     ".controls{margin:1em 0}\n"
     ".controls label{margin-right:1.5em}\n"
     "</style>\n";
@@ -61,8 +62,11 @@ static const char page_script[] =
 
 static const char line_intro[] =
     "Each chart predicts how much faster the program would run (y) if one line were made "
-    "faster (x). Bars are confidence intervals; the line is the least-squares fit whose slope "
-    "ranks the lines. A line sloping down is contention: speeding it up slows the program.";
+    "faster (x). Bars are confidence intervals; the red curve is the fitted model (a rise "
+    "that may level off, as when another path becomes critical) with its interval shaded. "
+    "Hollow grey points and lines marked <i>thin evidence</i> rest on too few experiments or "
+    "visits, or have intervals wider than 10 points: run longer before trusting them. A "
+    "curve going down is contention: speeding the line up slows the program.";
 
 static const char per_load_intro[] =
     "Each chart predicts how much faster the program would run (y) if one line were made "
@@ -201,7 +205,9 @@ static void scalability_table(FILE *f, const struct causal_profile *p, const str
 						   pt->rel_low, pt->rel_high);
 			else
 				report_table_cell(t, "-");
-			report_table_cell(t, pt->unstable ? "unstable" : "");
+			report_table_cell(t, pt->unstable    ? "unstable"
+					     : pt->saturated ? "at capacity"
+							     : "");
 		}
 	}
 	report_table_print_html(t, f);
@@ -394,10 +400,15 @@ static void run_summary(FILE *f, const struct causal_profile *p, const struct ca
 
 static void controls(FILE *f, const struct causal_profile *p, const struct causal_summary *s)
 {
-	fputs("<div class=\"controls\"><label>Sort by <select id=\"sort\">"
-	      "<option value=\"slope\">slope</option>"
-	      "<option value=\"impact\">impact</option>"
-	      "<option value=\"name\">name</option></select></label>\n"
+	static const enum causal_sort keys[] = {CAUSAL_SORT_IMPACT, CAUSAL_SORT_SLOPE,
+						CAUSAL_SORT_NAME};
+
+	/* the page opens sorted as the report was (--sort), not by the first option */
+	fputs("<div class=\"controls\"><label>Sort by <select id=\"sort\">", f);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		fprintf(f, "<option value=\"%s\"%s>%s</option>", causal_sort_name(keys[i]),
+			keys[i] == s->sort ? " selected" : "", causal_sort_name(keys[i]));
+	fputs("</select></label>\n"
 	      "<label>Progress point <select id=\"point\"><option value=\"all\">all</option>",
 	      f);
 	for (size_t i = 0; i < p->n_points; i++) {
@@ -417,10 +428,68 @@ static void data_number(FILE *f, const char *name, double v)
 		fprintf(f, " data-%s=\"nan\"", name);
 }
 
+/*
+ * The fitted curve's vertices: the 0% point, each bucket, and the knee when
+ * it falls between buckets (its band interpolated from its neighbours).
+ * out has room for n_buckets + 1.
+ */
+static size_t fit_vertices(const struct causal_series *c, struct report_xy_point *out)
+{
+	size_t n = 0;
+	double knee = c->fit.knee;
+
+	for (size_t i = 0; i < c->n_buckets; i++) {
+		const struct causal_bucket *b = &c->buckets[i];
+		double x = b->speedup_pct / 100.0;
+
+		if (c->fit.levels_off && i > 0 && n > 0 && out[n - 1].x < knee && x > knee) {
+			double t = (knee - out[n - 1].x) / (x - out[n - 1].x);
+			const struct report_xy_point *a = &out[n - 1];
+
+			out[n] = (struct report_xy_point){knee, causal_fit_at(&c->fit, knee),
+							  a->lo + t * (b->fit_low - a->lo),
+							  a->hi + t * (b->fit_high - a->hi)};
+			n++;
+		}
+		out[n++] =
+		    (struct report_xy_point){x, b->fit, i ? b->fit_low : 0, i ? b->fit_high : 0};
+	}
+	return n;
+}
+
+/* The chart's subtitle: the fit, the ranking keys, and thin evidence. */
+static void line_facts(FILE *f, const struct causal_profile *p, const struct causal_series *c)
+{
+	char why[64];
+
+	report_html_escape(f, causal_profile_string(p, p->points[c->point].name));
+	fprintf(f, " (%s) &middot; ", causal_point_kind_name(p->points[c->point].kind));
+	if (c->thin)
+		fprintf(f,
+			"<b>thin evidence</b> (%s): effect at 100%% %+.1f%% [%+.1f, %+.1f] "
+			"is not a measurement to rely on",
+			causal_thin_text(c->thin, why, sizeof(why)), 100 * c->fit.effect,
+			100 * c->fit.effect_low, 100 * c->fit.effect_high);
+	else
+		fprintf(f, "<b>effect at 100%% %+.1f%%</b> [%+.1f, %+.1f]", 100 * c->fit.effect,
+			100 * c->fit.effect_low, 100 * c->fit.effect_high);
+	if (c->fit.levels_off)
+		fprintf(f, ", levels off at %.0f%%", 100 * c->fit.knee);
+	else
+		fputs(", linear", f);
+	fprintf(f,
+		" &middot; impact %+.1f%% &middot; slope %+.2f [%+.2f, %+.2f] &middot; "
+		"max %+.1f%% &middot; %zu points, %u experiments%s",
+		100 * c->impact, c->slope, c->slope_low, c->slope_high, 100 * c->max_speedup,
+		c->n_buckets, c->experiments, c->phase_corrected ? ", phase-corrected" : "");
+}
+
 static void line_chart(FILE *f, const struct causal_profile *p, const struct causal_series *c,
 		       size_t rank)
 {
 	struct report_xy_point *pts = malloc((c->n_buckets + 1) * sizeof(*pts));
+	struct report_xy_point *fit = malloc((c->n_buckets + 2) * sizeof(*fit));
+	bool *faint = malloc((c->n_buckets + 1) * sizeof(*faint));
 	struct report_xy_chart chart = {
 	    .n = c->n_buckets,
 	    .x_lo = 0,
@@ -429,22 +498,23 @@ static void line_chart(FILE *f, const struct causal_profile *p, const struct cau
 	    .y_clip_hi = 2,
 	    .x_scale = 100,
 	    .y_scale = 100,
-	    .has_line = true,
-	    .line_a = c->intercept,
-	    .line_b = c->slope,
 	    .x_label = "line speedup (%)",
 	    .y_label = "program speedup (%)",
 	};
 
-	if (!pts)
-		return;
+	if (!pts || !fit || !faint)
+		goto out;
 	for (size_t i = 0; i < c->n_buckets; i++) {
 		const struct causal_bucket *b = &c->buckets[i];
 
 		pts[i] = (struct report_xy_point){b->speedup_pct / 100.0, b->program_speedup,
 						  b->ci_low, b->ci_high};
+		faint[i] = b->thin != 0;
 	}
 	chart.points = pts;
+	chart.faint = faint;
+	chart.curve = fit;
+	chart.n_curve = fit_vertices(c, fit);
 	fputs("<div class=\"line\" data-name=\"", f);
 	report_html_escape(f, causal_profile_string(p, c->selected));
 	fprintf(f, "\" data-point=\"%u\"", c->point);
@@ -454,17 +524,17 @@ static void line_chart(FILE *f, const struct causal_profile *p, const struct cau
 	report_html_escape(f, causal_profile_string(p, c->selected));
 	if (c->contention)
 		fputs(" <span class=\"badge\">contention</span>", f);
+	if (c->thin)
+		fputs(" <span class=\"badge thin\">thin evidence</span>", f);
 	fputs("</h3>\n<p>", f);
-	report_html_escape(f, causal_profile_string(p, p->points[c->point].name));
-	fprintf(f,
-		" (%s) &middot; slope %+.2f [%+.2f, %+.2f] &middot; impact %+.1f%% &middot; "
-		"max %+.1f%% &middot; %zu points, %u experiments%s</p>\n",
-		causal_point_kind_name(p->points[c->point].kind), c->slope, c->slope_low,
-		c->slope_high, 100 * c->impact, 100 * c->max_speedup, c->n_buckets, c->experiments,
-		c->phase_corrected ? ", phase-corrected" : "");
+	line_facts(f, p, c);
+	fputs("</p>\n", f);
 	report_svg_xy(f, &chart);
 	fputs("</div>\n", f);
+out:
 	free(pts);
+	free(fit);
+	free(faint);
 }
 
 /* Series of one line's curve at one level: its points as fractions. */

@@ -18,6 +18,23 @@ static void json_interval(struct report_json *j, const char *key, double lo, dou
 	report_json_array_end(j);
 }
 
+/* "thin": whether the evidence is thin, and "thin_reasons": why (names of the bits). */
+static void json_thin(struct report_json *j, unsigned thin)
+{
+	static const unsigned bits[] = {CAUSAL_THIN_FEW_EXPERIMENTS, CAUSAL_THIN_FEW_VISITS,
+					CAUSAL_THIN_WIDE, CAUSAL_THIN_POINTS};
+	char buf[64];
+
+	report_json_kv_bool(j, "thin", thin != 0);
+	report_json_key(j, "thin_reasons");
+	report_json_array_begin(j);
+	for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++) {
+		if (thin & bits[i])
+			report_json_string(j, causal_thin_text(bits[i], buf, sizeof(buf)));
+	}
+	report_json_array_end(j);
+}
+
 static void json_point(struct report_json *j, const struct causal_series *c,
 		       const struct causal_bucket *b)
 {
@@ -32,6 +49,23 @@ static void json_point(struct report_json *j, const struct causal_series *c,
 	report_json_kv_number(j, "selected_samples", b->selected_samples);
 	report_json_kv_number(j, "uncorrected_speedup", b->speedup_pct ? b->raw_speedup : 0);
 	report_json_kv_number(j, "phase_factor", b->phase_factor);
+	report_json_kv_number(j, "fit", b->fit);
+	json_interval(j, "fit_ci", b->fit_low, b->fit_high);
+	json_thin(j, b->thin);
+	report_json_object_end(j);
+}
+
+/* The fitted model of a curve (struct causal_fit). */
+static void json_fit(struct report_json *j, const struct causal_fit *f)
+{
+	report_json_key(j, "fit");
+	report_json_object_begin(j);
+	report_json_kv_string(j, "model", f->levels_off ? "levels_off" : "linear");
+	report_json_kv_number(j, "slope", f->slope);
+	report_json_kv_number(j, "knee", f->knee);
+	report_json_kv_number(j, "effect", f->effect);
+	json_interval(j, "effect_ci", f->effect_low, f->effect_high);
+	report_json_kv_number(j, "chi2", f->chi2);
 	report_json_object_end(j);
 }
 
@@ -47,6 +81,8 @@ static void json_curve_fields(struct report_json *j, const struct causal_series 
 	report_json_kv_bool(j, "phase_corrected", c->phase_corrected);
 	report_json_kv_integer(j, "line_samples", c->line_samples);
 	report_json_kv_integer(j, "line_runtime_ns", c->line_runtime_ns);
+	json_fit(j, &c->fit);
+	json_thin(j, c->thin);
 	report_json_key(j, "points");
 	report_json_array_begin(j);
 	for (size_t i = 0; i < c->n_buckets; i++)
@@ -118,6 +154,7 @@ static void json_amp_point(struct report_json *j, const struct causal_amp *a, si
 	else
 		report_json_null(j);
 	report_json_kv_bool(j, "unstable", v->unstable);
+	report_json_kv_bool(j, "saturated", v->saturated);
 	report_json_object_end(j);
 }
 
@@ -249,6 +286,7 @@ void causal_report_json(FILE *out, const struct causal_profile *p, const struct 
 	report_json_kv_number(&j, "confidence_level", s->level);
 	report_json_kv_integer(&j, "resamples", s->resamples);
 	report_json_kv_integer(&j, "seed", (long long)s->seed);
+	report_json_kv_string(&j, "sort", causal_sort_name(s->sort));
 	report_json_kv_integer(&j, "dropped_no_baseline", (long long)s->dropped_no_baseline);
 	report_json_kv_integer(&j, "dropped_few_speedups", (long long)s->dropped_few_speedups);
 	report_json_kv_bool(&j, "trim", s->trim);

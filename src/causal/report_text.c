@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The text report: a summary of the profile, then one table per progress
- * point (rank, line, slope with its interval, max predicted speedup, points,
- * an inline curve), laid out for an 80-column terminal; with detail, each
- * line's points and their intervals follow.
+ * point (rank, line, the fitted effect at 100% with its interval, the fitted
+ * shape, an inline curve), laid out for an 80-column terminal; with detail,
+ * each line's fit, slope and points with their intervals follow. Lines and
+ * points that rest on too little say so instead of a number (fit.c).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -123,6 +124,10 @@ static void print_curve(FILE *out, const struct causal_series *c, const struct c
 			fputc(' ', out);
 			continue;
 		}
+		if (c->buckets[k].thin) { /* no confident height for a thin point */
+			fputs(ascii ? ":" : "\u00b7", out);
+			continue;
+		}
 		level = (int)lround((clamp_curve(c->buckets[k].program_speedup) - sc->lo) /
 				    (sc->hi - sc->lo) * 7);
 		fputs(blocks[level < 0 ? 0 : level > 7 ? 7 : level], out);
@@ -131,29 +136,50 @@ static void print_curve(FILE *out, const struct causal_series *c, const struct c
 
 /* ------------------------------------------------------------ tables */
 
-/* A slope or bound in 5 characters or so ("+0.23", "-12"). */
-static void format_slope(char *buf, size_t size, double v)
+/* The fitted effect at 100% and its interval, or "thin" instead of the number. */
+static void format_effect(char *buf, size_t size, const struct causal_series *c)
 {
-	if (isnan(v))
-		snprintf(buf, size, "n/a");
-	else if (fabs(v) < 9.995)
-		snprintf(buf, size, "%+.2f", v);
+	if (c->thin || !isfinite(c->fit.effect))
+		snprintf(buf, size, "%6s", "thin");
+	else if (fabs(c->fit.effect) < 0.9995)
+		snprintf(buf, size, "%+5.1f%%", 100 * c->fit.effect);
 	else
-		snprintf(buf, size, "%+.0f", v);
+		snprintf(buf, size, "%+5.0f%%", 100 * c->fit.effect);
+}
+
+/* "[+7.9,+8.9]": the effect's interval in points. */
+static void format_effect_ci(char *buf, size_t size, const struct causal_series *c)
+{
+	if (!isfinite(c->fit.effect_low) || !isfinite(c->fit.effect_high))
+		snprintf(buf, size, "[n/a]");
+	else if (fabs(c->fit.effect_low) < 0.9995 && fabs(c->fit.effect_high) < 0.9995)
+		snprintf(buf, size, "[%+.1f,%+.1f]", 100 * c->fit.effect_low,
+			 100 * c->fit.effect_high);
+	else /* 100 points or more: whole points keep the column's width */
+		snprintf(buf, size, "[%+.0f,%+.0f]", 100 * c->fit.effect_low,
+			 100 * c->fit.effect_high);
+}
+
+/* The fitted model's shape: "levels@25%" or "linear". */
+static void format_shape(char *buf, size_t size, const struct causal_fit *f)
+{
+	if (f->levels_off)
+		snprintf(buf, size, "levels@%.0f%%", 100 * f->knee);
+	else
+		snprintf(buf, size, "linear");
 }
 
 static void print_row(FILE *out, const struct causal_profile *p, const struct causal_series *c,
 		      size_t rank, const struct curve_scale *sc, bool ascii)
 {
-	char slope[16], lo[16], hi[16], ci[40];
+	char effect[16], ci[48], shape[24];
 
-	format_slope(slope, sizeof(slope), c->slope);
-	format_slope(lo, sizeof(lo), c->slope_low);
-	format_slope(hi, sizeof(hi), c->slope_high);
-	snprintf(ci, sizeof(ci), "[%s,%s]", lo, hi);
-	fprintf(out, "%2zu%c ", rank, c->contention ? '!' : ' ');
+	format_effect(effect, sizeof(effect), c);
+	format_effect_ci(ci, sizeof(ci), c);
+	format_shape(shape, sizeof(shape), &c->fit);
+	fprintf(out, "%2zu%c ", rank, c->contention ? '!' : c->thin ? '?' : ' ');
 	print_location(out, causal_profile_string(p, c->selected), LINE_WIDTH, true);
-	fprintf(out, " %6s %-13s %+6.1f%% %3zu ", slope, ci, 100.0 * c->max_speedup, c->n_buckets);
+	fprintf(out, " %6s %-13s %-10s ", effect, ci, shape);
 	print_curve(out, c, sc, ascii);
 	fprintf(out, "\n");
 }
@@ -181,7 +207,7 @@ static void print_table(FILE *out, const struct causal_profile *p, const struct 
 {
 	const struct causal_point *pt = &p->points[point];
 	size_t total, n = rows_of_point(s, point, opt ? opt->top : 0, rows, &total);
-	bool ascii = opt && opt->ascii, contention = false;
+	bool ascii = opt && opt->ascii, contention = false, thin = false;
 	struct curve_scale sc;
 
 	if (total == 0)
@@ -193,47 +219,92 @@ static void print_table(FILE *out, const struct causal_profile *p, const struct 
 		total == 1 ? "" : "s");
 	if (n < total)
 		fprintf(out, ", the first %zu shown (--top 0 shows all)", n);
-	fprintf(out, "\n #  %-*s %6s %-13s %7s %3s %s\n", LINE_WIDTH, "line", "slope",
-		s->level == 0.95 ? "[95% CI]" : "[CI]", "max", "pts", "curve 5..100%");
+	fprintf(out, "\n #  %-*s %6s %-13s %-10s %s\n", LINE_WIDTH, "line", "effect",
+		s->level == 0.95 ? "[95% CI]" : "[CI]", "shape", "curve 5..100%");
 	for (size_t i = 0; i < n; i++) {
 		print_row(out, p, rows[i], i + 1, &sc, ascii);
 		contention |= rows[i]->contention;
+		thin |= rows[i]->thin != 0;
 	}
-	fprintf(
-	    out,
-	    "  curve: program speedup at line speedups 5..100%%, %s = %+.0f%% .. %s = %+.0f%%\n",
-	    ascii ? blocks_ascii[0] : blocks_utf8[0], 100 * sc.lo,
-	    ascii ? blocks_ascii[7] : blocks_utf8[7], 100 * sc.hi);
+	fprintf(out, "  effect: fitted program speedup at 100%% line speedup; ranked by %s\n",
+		s->sort == CAUSAL_SORT_SLOPE  ? "slope (--sort)"
+		: s->sort == CAUSAL_SORT_NAME ? "name (--sort)"
+					      : "impact");
+	fprintf(out,
+		"  curve: program speedup at line speedups 5..100%%, %s = %+.0f%% .. %s = "
+		"%+.0f%%, %s thin\n",
+		ascii ? blocks_ascii[0] : blocks_utf8[0], 100 * sc.lo,
+		ascii ? blocks_ascii[7] : blocks_utf8[7], 100 * sc.hi, ascii ? ":" : "\u00b7");
 	if (contention)
 		fprintf(out, "  ! contention: the slope's interval lies below 0; speeding the line "
 			     "up\n    slows the program\n");
+	if (thin)
+		fprintf(out,
+			"  ? thin: the curve rests on too few experiments or visits, or its "
+			"interval\n    is wider than %.0f points; run longer or again (--detail "
+			"says why)\n",
+			100 * CAUSAL_THIN_WIDTH);
 }
 
 /* ------------------------------------------------------------ detail */
 
+/* One-letter codes of the thin-evidence reasons, for the detail's last column. */
+static void thin_codes(char *buf, size_t size, unsigned thin)
+{
+	snprintf(buf, size, "%s%s%s", thin & CAUSAL_THIN_FEW_EXPERIMENTS ? "e" : "",
+		 thin & CAUSAL_THIN_FEW_VISITS ? "v" : "", thin & CAUSAL_THIN_WIDE ? "w" : "");
+}
+
+static void print_detail_point(FILE *out, const struct causal_series *c,
+			       const struct causal_bucket *b, bool first)
+{
+	char ci[48], value[24], codes[8];
+
+	snprintf(ci, sizeof(ci), "[%+.1f, %+.1f]", 100 * b->ci_low, 100 * b->ci_high);
+	if (b->thin) /* the number in parentheses: not a measurement to rely on */
+		snprintf(value, sizeof(value), "(%+.1f)", 100.0 * b->program_speedup);
+	else
+		snprintf(value, sizeof(value), "%+.1f", 100.0 * b->program_speedup);
+	thin_codes(codes, sizeof(codes), b->thin);
+	fprintf(out, "   %8d  %16s  %-16s %+6.1f  %11u  ", b->speedup_pct, value, first ? "" : ci,
+		100 * b->fit, b->experiments);
+	if (!first && c->phase_corrected)
+		fprintf(out, "%5.3f", b->phase_factor);
+	else
+		fprintf(out, "%5s", "-");
+	fprintf(out, "%s%s\n", b->thin ? " " : "", codes);
+}
+
 static void print_detail(FILE *out, const struct causal_profile *p, const struct causal_series *c,
 			 size_t rank)
 {
+	char shape[24], why[64];
+	unsigned thin = 0;
+
+	format_shape(shape, sizeof(shape), &c->fit);
 	fprintf(out, "\n%zu. ", rank);
 	print_location(out, causal_profile_string(p, c->selected), 50, false);
 	fprintf(out, " (");
 	print_location(out, causal_profile_string(p, p->points[c->point].name), 20, false);
-	fprintf(out, ")\n   slope %+.2f [%+.2f, %+.2f], impact %+.1f%%, %u experiments%s\n",
-		c->slope, c->slope_low, c->slope_high, 100 * c->impact, c->experiments,
+	fprintf(out, ")\n   fit: %s, effect at 100%% %+.1f%% [%+.1f, %+.1f], initial slope %+.2f\n",
+		shape, 100 * c->fit.effect, 100 * c->fit.effect_low, 100 * c->fit.effect_high,
+		c->fit.slope);
+	fprintf(out, "   slope %+.2f [%+.2f, %+.2f], impact %+.1f%%, %u experiments%s\n", c->slope,
+		c->slope_low, c->slope_high, 100 * c->impact, c->experiments,
 		c->contention ? ", contention" : "");
-	fprintf(out, "   speedup%%  program-speedup%%  interval            experiments  phase\n");
+	if (c->thin)
+		fprintf(out, "   thin evidence: %s\n", causal_thin_text(c->thin, why, sizeof(why)));
+	fprintf(out, "   speedup%%  program-speedup%%  interval            fit  experiments  "
+		     "phase\n");
 	for (size_t i = 0; i < c->n_buckets; i++) {
-		const struct causal_bucket *b = &c->buckets[i];
-		char ci[48];
-
-		snprintf(ci, sizeof(ci), "[%+.1f, %+.1f]", 100 * b->ci_low, 100 * b->ci_high);
-		fprintf(out, "   %8d  %+16.1f  %-18s  %11u  ", b->speedup_pct,
-			100.0 * b->program_speedup, i ? ci : "", b->experiments);
-		if (i && c->phase_corrected)
-			fprintf(out, "%5.3f\n", b->phase_factor);
-		else
-			fprintf(out, "%5s\n", "-");
+		print_detail_point(out, c, &c->buckets[i], i == 0);
+		thin |= c->buckets[i].thin;
 	}
+	if (thin)
+		fprintf(out,
+			"   (thin points in parentheses: e = under %d experiments, v = under %d "
+			"visits,\n    w = interval wider than %.0f points)\n",
+			CAUSAL_THIN_EXPERIMENTS, CAUSAL_THIN_VISITS, 100 * CAUSAL_THIN_WIDTH);
 }
 
 void causal_report_text(FILE *out, const struct causal_profile *p, const struct causal_summary *s,

@@ -24,9 +24,12 @@
  *  - confidence intervals: a percentile bootstrap that resamples the
  *    experiments of each bucket (the 0% one included, so the baseline's noise
  *    counts), recomputing every point and the slope;
- *  - lines are ranked by the least-squares slope of their curve (with
- *    program speedups clamped to [-100%, +200%] for the fit only), or by
- *    impact (Coz's viewer: the largest mean program speedup over [0, x]).
+ *  - each curve gets a fitted model that can level off and the points and
+ *    lines that rest on too little are marked (fit.c);
+ *  - lines are ranked by impact (Coz's viewer's default: the largest mean
+ *    program speedup over [0, x]), or by the least-squares slope of their
+ *    curve (the paper; program speedups clamped to [-100%, +200%] for the
+ *    fit only).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -34,6 +37,7 @@
 
 #include "base/base.h"
 #include "causal/causal.h"
+#include "causal/fit.h"
 #include "stats/stats.h"
 
 /* One point record, keyed for grouping. */
@@ -59,6 +63,18 @@ static int compare_entries(const void *a, const void *b)
 	return (x->pct > y->pct) - (x->pct < y->pct);
 }
 
+/*
+ * A latency experiment's L x duration: lever's time-averaged in-flight
+ * count when recorded, else the number in flight at the end (Coz's
+ * difference), which stands for the whole experiment.
+ */
+static double in_flight_dur(const struct causal_delta *d, const struct causal_experiment *e)
+{
+	if (d->has_in_flight)
+		return (double)d->in_flight_ns;
+	return (double)d->difference * (double)e->duration;
+}
+
 static struct entry *collect_entries(const struct causal_profile *p, size_t *n_out)
 {
 	struct entry *entries = malloc((p->n_deltas ? p->n_deltas : 1) * sizeof(*entries));
@@ -80,7 +96,7 @@ static struct entry *collect_entries(const struct causal_profile *p, size_t *n_o
 			    .duration = (double)e->duration,
 			    .visits = (double)(latency ? d->arrivals : d->delta),
 			    .departures = (double)d->departures,
-			    .difference_dur = (double)d->difference * (double)e->duration,
+			    .difference_dur = in_flight_dur(d, e),
 			    .selected_samples = (double)e->selected_samples,
 			};
 		}
@@ -431,10 +447,10 @@ static double resampled_speedup(const struct causal_series *s, size_t i,
 /*
  * Point intervals: each resample redraws the experiments of every bucket
  * (the 0% one too, so the baseline's noise counts) and recomputes the points
- * against the resampled baseline. reps is n_buckets x B.
+ * against the resampled baseline. reps is n_buckets x B, scratch B.
  */
 static void bootstrap_points(struct causal_series *s, bool latency, const struct bootstrap *bs,
-			     struct rng *r, double *reps)
+			     struct rng *r, double *reps, double *scratch)
 {
 	size_t nb = s->n_buckets, B = bs->resamples;
 	struct causal_bucket rb;
@@ -450,9 +466,12 @@ static void bootstrap_points(struct causal_series *s, bool latency, const struct
 			    base > 0 ? resampled_speedup(s, i, &rb, base, latency) : NAN;
 		}
 	}
-	for (size_t i = 1; i < nb; i++)
-		percentile_interval(reps + i * B, B, bs->level, &s->buckets[i].ci_low,
+	/* on a copy: the fit refits each resample k across the buckets, in order */
+	for (size_t i = 1; i < nb; i++) {
+		memcpy(scratch, reps + i * B, B * sizeof(*scratch));
+		percentile_interval(scratch, B, bs->level, &s->buckets[i].ci_low,
 				    &s->buckets[i].ci_high);
+	}
 }
 
 /*
@@ -519,7 +538,9 @@ static int bootstrap_series(const struct causal_profile *p, struct causal_series
 	h = mix_string(h, causal_profile_string(p, s->selected));
 	h = mix_string(h, causal_profile_string(p, p->points[s->point].name));
 	rng_seed(&r, h);
-	bootstrap_points(s, latency, bs, &r, reps);
+	bootstrap_points(s, latency, bs, &r, reps, slopes);
+	if (causal_fit_series(s, reps, B, bs->level))
+		goto out;
 	bootstrap_slope(s, latency, bs, &r, pool, n_pool, tmp, xs, ys, slopes);
 	ret = 0;
 out:
@@ -585,8 +606,144 @@ void causal_summary_sort(const struct causal_profile *p, struct causal_summary *
 {
 	struct sort_context ctx = {p, sort};
 
+	s->sort = sort;
 	if (s->n_series > 1)
 		qsort_r(s->series, s->n_series, sizeof(*s->series), compare_series, &ctx);
+}
+
+/* ------------------------------------------------------------ the unmodified runtime */
+
+/*
+ * The phase correction's T must be the run's length in the unmodified
+ * program, the clock in which the line's samples s accumulate (a line's own
+ * virtual speedup does not change how long it runs: it is sampled as often).
+ * A run's effective runtime (runtime - delay) is instead the time of the
+ * virtually sped-up program: every experiment at a nonzero speedup shortened
+ * it. In Coz's random mode half the experiments are at 5..100%, so T came out
+ * ~25% short and every factor ~1/0.75 too large (issue 18: a serial phase of
+ * half the run got 0.72, not 0.5). Nor is the real (wall) runtime right: it
+ * holds the pauses the threads took, which lengthen a parallel phase.
+ *
+ * So each nonzero experiment's effective duration is replaced by its
+ * unmodified estimate, its visits times the cost per visit of the same
+ * line's 0% experiments (measured in the same phase of the program, since the
+ * line runs there): T = runtime - delay + sum (visits x p_0 - duration).
+ * Per progress point; throughput points only (latency experiments keep their
+ * effective duration).
+ */
+struct baseline {
+	uint32_t selected, point;
+	double cost; /* duration / visits of the 0% experiments */
+};
+
+static int compare_baselines(const void *a, const void *b)
+{
+	const struct baseline *x = a, *y = b;
+
+	if (x->selected != y->selected)
+		return x->selected < y->selected ? -1 : 1;
+	return (x->point > y->point) - (x->point < y->point);
+}
+
+/* The 0% cost per visit of every (line, point) with one; entries sorted by series. */
+static struct baseline *collect_baselines(const struct entry *entries, size_t n, size_t *n_out)
+{
+	struct baseline *b = malloc((n ? n : 1) * sizeof(*b));
+	size_t nb = 0;
+
+	if (!b)
+		return NULL;
+	for (size_t i = 0; i < n;) {
+		double dur = 0, visits = 0;
+		size_t j = i;
+
+		while (j < n && same_series(&entries[i], &entries[j])) {
+			if (entries[j].pct == 0) {
+				dur += entries[j].duration;
+				visits += entries[j].visits;
+			}
+			j++;
+		}
+		if (visits > 0 && dur > 0)
+			b[nb++] =
+			    (struct baseline){entries[i].selected, entries[i].point, dur / visits};
+		i = j;
+	}
+	*n_out = nb;
+	return b;
+}
+
+/*
+ * extra[point * n_runs + run]: what the run's nonzero experiments took off
+ * its effective runtime, measured at that point (see above). NULL when out
+ * of memory (the caller falls back to the effective runtime).
+ */
+static double *unmodified_extra(const struct causal_profile *p, const struct entry *entries,
+				size_t n)
+{
+	size_t nb, cells = p->n_points * p->n_runs;
+	struct baseline *base = collect_baselines(entries, n, &nb);
+	double *extra = calloc(cells ? cells : 1, sizeof(*extra));
+
+	if (!base || !extra) {
+		free(base);
+		free(extra);
+		return NULL;
+	}
+	for (size_t i = 0; i < p->n_experiments; i++) {
+		const struct causal_experiment *e = &p->experiments[i];
+
+		if (e->speedup_pct == 0)
+			continue;
+		for (size_t k = 0; k < e->n_deltas; k++) {
+			const struct causal_delta *d = &p->deltas[e->first_delta + k];
+			struct baseline key = {e->selected, d->point, 0}, *b;
+
+			if (p->points[d->point].kind != CAUSAL_POINT_THROUGHPUT || d->delta <= 0)
+				continue;
+			b = bsearch(&key, base, nb, sizeof(*base), compare_baselines);
+			if (b)
+				extra[d->point * p->n_runs + e->run] +=
+				    (double)d->delta * b->cost - (double)e->duration;
+		}
+	}
+	free(base);
+	return extra;
+}
+
+/*
+ * T for a line at a point: the unmodified runtimes of the runs in which the
+ * line has samples or was selected, each at most the run's real runtime
+ * (pauses only lengthen a run) and at least 0.
+ */
+static int64_t line_unmodified_runtime(const struct causal_profile *p, uint32_t location,
+				       uint32_t point, const double *extra)
+{
+	bool *in = calloc(p->n_runs ? p->n_runs : 1, sizeof(*in));
+	double sum = 0;
+
+	if (!in || !extra) {
+		free(in);
+		return causal_profile_line_runtime(p, location);
+	}
+	for (size_t i = 0; i < p->n_samples; i++)
+		if (p->samples[i].location == location)
+			in[p->samples[i].run] = true;
+	for (size_t i = 0; i < p->n_experiments; i++)
+		if (p->experiments[i].selected == location)
+			in[p->experiments[i].run] = true;
+	for (size_t r = 0; r < p->n_runs; r++) {
+		const struct causal_run *run = &p->runs[r];
+		double t;
+
+		if (!in[r] || !run->has_runtime)
+			continue;
+		t = (double)causal_run_effective_runtime(run) + extra[point * p->n_runs + r];
+		t = t > (double)run->runtime_ns ? (double)run->runtime_ns : t;
+		sum += t > 0 ? t : 0;
+	}
+	free(in);
+	return sum < (double)INT64_MAX ? (int64_t)sum : INT64_MAX;
 }
 
 /* ------------------------------------------------------------ the summary */
@@ -626,7 +783,7 @@ static void apply_defaults(const struct causal_summary_options *opt,
  */
 static int build_series(const struct causal_profile *p, const struct causal_summary_options *o,
 			const struct bootstrap *bs, struct entry *entries, size_t i, size_t j,
-			struct causal_summary *out, size_t *cap)
+			const double *extra, struct causal_summary *out, size_t *cap)
 {
 	struct causal_series s = {.selected = entries[i].selected, .point = entries[i].point};
 	bool latency = p->points[s.point].kind == CAUSAL_POINT_LATENCY;
@@ -634,7 +791,7 @@ static int build_series(const struct causal_profile *p, const struct causal_summ
 	struct phase ph;
 
 	s.line_samples = causal_profile_line_samples(p, s.selected);
-	s.line_runtime_ns = causal_profile_line_runtime(p, s.selected);
+	s.line_runtime_ns = line_unmodified_runtime(p, s.selected, s.point, extra);
 	ph.line_samples = (double)s.line_samples;
 	ph.runtime = (double)s.line_runtime_ns;
 	ph.on = out->phase_correction && s.line_samples > 0 && s.line_runtime_ns > 0;
@@ -667,6 +824,7 @@ int causal_summarize(const struct causal_profile *p, const struct causal_summary
 	struct causal_summary_options o;
 	struct bootstrap bs;
 	struct entry *entries;
+	double *extra;
 	size_t n, cap = 0;
 
 	apply_defaults(opt, &o);
@@ -674,6 +832,7 @@ int causal_summarize(const struct causal_profile *p, const struct causal_summary
 	out->phase_correction = !o.no_phase_correction;
 	out->trim = !o.no_trim;
 	out->runtime_ns = causal_profile_total_runtime(p);
+	out->sort = o.sort;
 	out->resamples = o.resamples;
 	out->level = o.level;
 	out->seed = o.seed;
@@ -681,19 +840,23 @@ int causal_summarize(const struct causal_profile *p, const struct causal_summary
 	if (!entries)
 		return -1;
 	bs = (struct bootstrap){entries, o.resamples, o.level, o.seed};
+	/* before the series' trimming reorders the entries within their buckets */
+	extra = unmodified_extra(p, entries, n);
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
 
 		while (j < n && same_series(&entries[i], &entries[j]))
 			j++;
-		if (build_series(p, &o, &bs, entries, i, j, out, &cap)) {
+		if (build_series(p, &o, &bs, entries, i, j, extra, out, &cap)) {
 			free(entries);
+			free(extra);
 			causal_summary_free(out);
 			return -1;
 		}
 		i = j;
 	}
 	free(entries);
+	free(extra);
 	causal_summary_sort(p, out, o.sort);
 	return 0;
 }
@@ -704,6 +867,11 @@ void causal_summary_free(struct causal_summary *s)
 		free(s->series[i].buckets);
 	free(s->series);
 	memset(s, 0, sizeof(*s));
+}
+
+const char *causal_sort_name(enum causal_sort sort)
+{
+	return sort == CAUSAL_SORT_SLOPE ? "slope" : sort == CAUSAL_SORT_NAME ? "name" : "impact";
 }
 
 const char *causal_point_kind_name(enum causal_point_kind kind)

@@ -68,6 +68,8 @@ struct causal_options {
 	bool fixed_speedup_given;
 	int sampler;
 	bool sampler_given;
+	int pause;
+	bool pause_given;
 	unsigned verbose;
 	bool follow_children;
 	double zero_probability;
@@ -80,6 +82,7 @@ struct causal_options {
 };
 
 static const char *const samplers[] = {"perf", "timer", "none", NULL};
+static const char *const pause_modes[] = {"sleep", "spin", NULL};
 
 /* ------------------------------------------------------------ option values */
 
@@ -254,6 +257,11 @@ static int parse_options(struct causal_options *o, int argc, char **argv, int *p
 		     "line map is built, nothing is sampled; to\n"
 		     "measure lever's start-up overhead)",
 		     .given = &o->sampler_given),
+	    CLI_ENUM(0, "pause", &o->pause, "sleep|spin", pause_modes,
+		     "how threads pay their pauses: sleeping (default)\n"
+		     "or spinning, which keeps the core as busy as work\n"
+		     "would where hardware threads share it (SMT)",
+		     .given = &o->pause_given),
 	    CLI_DURATION(0, "sample-period", &o->period_ns, "DUR", NSEC_PER_MSEC,
 			 10 * NSEC_PER_USEC, NSEC_PER_SEC, "CPU time between samples (default 1ms)",
 			 .step = NSEC_PER_USEC, .given = &o->period_given,
@@ -449,6 +457,7 @@ static int build_environment(struct launch_env *env, const struct causal_options
 	    launch_env_set(env, LEVER_ENV_FIXED_LINE, o->fixed_line) ||
 	    launch_env_set(env, LEVER_ENV_SAMPLER,
 			   o->sampler_given ? samplers[o->sampler] : NULL) ||
+	    launch_env_set(env, LEVER_ENV_PAUSE, o->pause_given ? pause_modes[o->pause] : NULL) ||
 	    set_flag(env, LEVER_ENV_FOLLOW_CHILDREN, o->follow_children) ||
 	    launch_env_set(env, LEVER_ENV_ZERO_PROB,
 			   o->zero_probability_given ? probability : NULL) ||

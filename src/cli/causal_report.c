@@ -20,8 +20,11 @@ static const char report_description[] =
     "Summarise causal profiles (default ./profile.coz; several files are merged).\n"
     "Reads Coz's tab-separated format (lever's and Coz's profiles) and Coz's JSON\n"
     "Lines, told apart per file. For each line: the predicted program speedup at\n"
-    "each line speedup, with bootstrap confidence intervals, the slope of the\n"
-    "fitted line (steepest first) and a flag for contention (slope below 0).\n"
+    "each line speedup, with bootstrap confidence intervals, a fitted curve that\n"
+    "can level off (its effect at 100% and shape), ranked by impact (the largest\n"
+    "mean program speedup over 0..x, as Coz's viewer ranks), a flag for\n"
+    "contention (slope below 0), and \"thin\" where a number rests on too few\n"
+    "experiments or visits or has a wide interval.\n"
     "\n"
     "Profiles of `lever causal --arrival-speedup` runs (load amplification, e.g.\n"
     "from `lever causal sweep`) first get the scalability curve: per progress\n"
@@ -30,7 +33,8 @@ static const char report_description[] =
     "each line's curve against its own same-load baseline (in the table, in JSON\n"
     "and as charts in the HTML page).\n";
 
-static const char *const sort_keys[] = {"slope", "impact", "name", NULL};
+/* In the order of enum causal_sort. */
+static const char *const sort_keys[] = {"impact", "slope", "name", NULL};
 
 struct report_options {
 	struct causal_summary_options summary;
@@ -50,8 +54,9 @@ static int parse_report_options(struct report_options *o, int argc, char **argv,
 {
 	const struct cli_option table[] = {
 	    CLI_ENUM(0, "sort", &o->sort, "KEY", sort_keys,
-		     "rank by slope (default; the paper), impact (Coz's\n"
-		     "viewer: area under the curve) or name"),
+		     "rank by impact (default; Coz's viewer: the largest\n"
+		     "mean program speedup over 0..x), slope (the paper's\n"
+		     "regression slope) or name"),
 	    CLI_UINT(0, "min-speedups", &o->min_speedups, "N", 1, 101,
 		     "distinct speedups a line needs (default 5)", .what = "1..101"),
 	    CLI_FLAG(0, "no-phase-correction", &o->summary.no_phase_correction,

@@ -458,6 +458,33 @@ static void xy_fit_line(FILE *f, const struct axis *ax, const struct axis *ay,
 		px[0], py[0], px[1], py[1], palette[1]);
 }
 
+/* The fitted curve: its band (where every bound is known), then the polyline. */
+static void xy_fit_curve(FILE *f, const struct axis *ax, const struct axis *ay,
+			 const struct report_xy_chart *c)
+{
+	bool band = c->n_curve > 1;
+
+	for (size_t i = 0; i < c->n_curve; i++)
+		band &= isfinite(c->curve[i].lo) && isfinite(c->curve[i].hi);
+	if (band) {
+		fputs("<path d=\"", f);
+		for (size_t i = 0; i < c->n_curve; i++)
+			fprintf(f, "%c%.1f %.1f", i ? 'L' : 'M',
+				axis_map(ax, c->curve[i].x * c->x_scale),
+				axis_map(ay, clip(c->curve[i].hi * c->y_scale, ay->lo, ay->hi)));
+		for (size_t i = c->n_curve; i-- > 0;)
+			fprintf(f, "L%.1f %.1f", axis_map(ax, c->curve[i].x * c->x_scale),
+				axis_map(ay, clip(c->curve[i].lo * c->y_scale, ay->lo, ay->hi)));
+		fprintf(f, "Z\" fill=\"%s\" opacity=\"0.15\" stroke=\"none\"/>\n", palette[1]);
+	}
+	fputs("<polyline points=\"", f);
+	for (size_t i = 0; i < c->n_curve; i++)
+		fprintf(f, "%s%.1f,%.1f", i ? " " : "", axis_map(ax, c->curve[i].x * c->x_scale),
+			axis_map(ay, clip(c->curve[i].y * c->y_scale, ay->lo, ay->hi)));
+	fprintf(f, "\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" opacity=\"0.8\"/>\n",
+		palette[1]);
+}
+
 void report_svg_xy(FILE *f, const struct report_xy_chart *c)
 {
 	double w = c->width > 0 ? c->width : 440, h = c->height > 0 ? c->height : 260;
@@ -478,22 +505,25 @@ void report_svg_xy(FILE *f, const struct report_xy_chart *c)
 			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\" "
 			"stroke-dasharray=\"4 3\"/>\n",
 			left, axis_map(&ay, 0), w - right, axis_map(&ay, 0));
-	if (c->has_line && isfinite(c->line_a) && isfinite(c->line_b))
+	if (c->n_curve)
+		xy_fit_curve(f, &ax, &ay, c);
+	else if (c->has_line && isfinite(c->line_a) && isfinite(c->line_b))
 		xy_fit_line(f, &ax, &ay, c);
 	for (size_t i = 0; i < c->n; i++) {
 		const struct report_xy_point *p = &c->points[i];
 		double x = axis_map(&ax, p->x * c->x_scale);
-		bool clipped = p->y < c->y_clip_lo || p->y > c->y_clip_hi;
+		bool clipped = p->y < c->y_clip_lo || p->y > c->y_clip_hi, faint;
 
 		if (!isfinite(p->y))
 			continue;
 		xy_error_bar(f, &ay, x, p->lo, p->hi, c);
+		faint = c->faint && c->faint[i];
 		fprintf(f,
 			"<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\" stroke=\"%s\" "
-			"stroke-width=\"1.5\"><title>%.4g, %.4g</title></circle>\n",
+			"stroke-width=\"1.5\"><title>%.4g, %.4g%s</title></circle>\n",
 			x, axis_map(&ay, clip(p->y, c->y_clip_lo, c->y_clip_hi) * c->y_scale),
-			clipped ? "#fff" : palette[0], palette[0], p->x * c->x_scale,
-			p->y * c->y_scale);
+			clipped || faint ? "#fff" : palette[0], faint ? "#aaa" : palette[0],
+			p->x * c->x_scale, p->y * c->y_scale, faint ? " (thin)" : "");
 	}
 	fputs("</svg>\n", f);
 }

@@ -157,6 +157,12 @@ struct report_xy_chart {
 	double line_a, line_b;
 	const char *x_label, *y_label;
 	int width, height;
+	/* a fitted curve instead of the line: a polyline through the (x, y) of
+	 * curve[0..n_curve), x ascending, in a shaded band from lo to hi (NaN: none) */
+	const struct report_xy_point *curve;
+	size_t n_curve;
+	/* points drawn faint (grey, hollow) where faint[i]; NULL: none */
+	const bool *faint;
 };
 void report_svg_xy(FILE *f, const struct report_xy_chart *c);
 

@@ -65,17 +65,20 @@ grep -o 'arrival-speedup=[0-9]*' "$tmp/sweep.coz" | sort -u | tr '\n' ' ' |
 "$lever" causal report "$tmp/sweep.coz" >"$tmp/report" 2>"$tmp/err"
 grep -q "^Load amplification (AMP): 2 arrival speedups" "$tmp/report" || fail "report: $(cat "$tmp/report")"
 grep -qE '^    5 ms +[0-9.]+% +2 ' "$tmp/report" || fail "report rows: $(cat "$tmp/report")"
-# 2 consumers for 2 producers: at 5 ms (50% load) tasks arrive twice as fast as they are done
-grep -q "at arrival speedup 5 ms arrivals outrun departures at task done" "$tmp/err" ||
-	fail "unstable warning: $(cat "$tmp/err"; cat "$tmp/report")"
-echo "ok: sweep, report, unstable warning"
+# 2 consumers for 2 producers: at 5 ms (50% load) tasks arrive twice as fast as they are
+# done: the throughput is at the consumers' capacity, marked so, and not warned about
+grep -qE '^    5 ms .* \^$' "$tmp/report" && grep -q '^  \^ at capacity' "$tmp/report" ||
+	fail "at capacity: $(cat "$tmp/err"; cat "$tmp/report")"
+grep -q "arrivals outrun departures at task done" "$tmp/err" &&
+	fail "a saturated throughput warned about as unstable: $(cat "$tmp/err")"
+echo "ok: sweep, report, at capacity"
 # the same curve in --json and --html (AMP alone: no per-load line curves)
 "$lever" causal report --json --html "$tmp/sweep.html" "$tmp/sweep.coz" >"$tmp/sweep.json" 2>/dev/null ||
 	fail "report --json --html"
 jq -e '.lever_causal_report == 2 and .load_curves == null
 	and ([.scalability.levels[].arrival_speedup_ns] == [0, 5000000])
 	and (.scalability.points[] | select(.point == "task done") | .loads[1]
-		| .runs == 2 and .unstable and .load > 0 and .relative > 0)' "$tmp/sweep.json" >/dev/null ||
+		| .runs == 2 and .saturated and (.unstable | not) and .load > 0 and .relative > 0)' "$tmp/sweep.json" >/dev/null ||
 	fail "--json scalability: $(jq -c .scalability "$tmp/sweep.json")"
 grep -q '<section id="scalability">' "$tmp/sweep.html" && [ "$(grep -c '<svg' "$tmp/sweep.html")" = 1 ] ||
 	fail "--html: no scalability chart"

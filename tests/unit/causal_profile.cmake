@@ -8,3 +8,8 @@ lever_unit_test(test_causal_profile
 lever_unit_test(test_causal_report
   SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_causal_report.c
   LIBS lever_causal lever_base PkgConfig::JANSSON m)
+# The fitted curve that can level off, the default ranking (Figure 1: line a
+# first) and thin evidence, on synthetic profiles with known true curves.
+lever_unit_test(test_causal_fit
+  SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_causal_fit.c
+  LIBS lever_causal lever_base PkgConfig::JANSSON m)

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <pthread.h>
+#include <sys/resource.h>
 
 #include <cmocka.h>
 
@@ -159,6 +160,48 @@ static void excess_sleep_is_banked(void **state)
 		assert_int_equal(pauses, before);
 		assert_int_equal(b.local, a.local);
 	}
+}
+
+static long voluntary_switches(void)
+{
+	struct rusage u;
+
+	assert_int_equal(getrusage(RUSAGE_THREAD, &u), 0);
+	return u.ru_nvcsw;
+}
+
+/*
+ * --pause=spin pays a pause without giving up the CPU (no voluntary context
+ * switch, where a sleep always makes one), for at least as long as owed,
+ * and counts it as inserted delay like a sleep.
+ */
+static void spinning_pause_keeps_the_cpu(void **state)
+{
+	struct thread_state a = {0}, b = {0};
+	uint64_t idle;
+	long before;
+
+	for (int spin = 0; spin <= 1; spin++) {
+		rt.cfg.pause_spin = spin;
+		start_experiment(2 * NSEC_PER_MSEC);
+		delays_catch_up(&b);
+		selected_samples(&a, 1);
+		delays_catch_up(&a);
+		idle = b.idle_ns;
+		before = voluntary_switches();
+		delays_catch_up(&b);
+		if (spin)
+			assert_int_equal(voluntary_switches(), before);
+		else
+			assert_true(voluntary_switches() > before);
+		/* at least what was owed (a sleep may overshoot by more than 2 ms when loaded) */
+		assert_true(b.idle_ns - idle >= 2 * NSEC_PER_MSEC);
+		assert_int_equal(b.local, atomic_load(&rt.global));
+		assert_true(atomic_load(&rt.inserted_delay_ns) >= NSEC_PER_MSEC);
+		assert_int_equal(pauses, resumes);
+		end_experiment();
+	}
+	rt.cfg.pause_spin = false;
 }
 
 static void woken_thread_skips_delays_added_while_blocked(void **state)
@@ -598,6 +641,7 @@ int main(void)
 	    cmocka_unit_test(global_is_raised_to_the_max_not_summed),
 	    cmocka_unit_test(zero_speedup_inserts_no_delay),
 	    cmocka_unit_test(excess_sleep_is_banked),
+	    cmocka_unit_test(spinning_pause_keeps_the_cpu),
 	    cmocka_unit_test(woken_thread_skips_delays_added_while_blocked),
 	    cmocka_unit_test(late_thread_still_owes_pauses_since_start),
 	    cmocka_unit_test(payment_covers_pauses_added_meanwhile),

@@ -571,8 +571,10 @@ static void test_report_text(void **state)
 	size_t len = 0;
 
 	append(&buf, &len, "startup\ttime=1\nlever\tversion=1\tsampler=timer\tperiod=250000\n");
+	/* three experiments of 10 visits per speedup: not thin evidence */
 	for (int pct = 0; pct <= 100; pct += 20)
-		add_exp(&buf, &len, "main.c:12", pct, 1000 - 5 * pct, 10);
+		for (int k = 0; k < 3; k++)
+			add_exp(&buf, &len, "main.c:12", pct, 1000 - 5 * pct, 10);
 	causal_profile_init(&p);
 	assert_int_equal(causal_profile_read_buffer(&p, buf, len, "r.coz", NULL), 0);
 	assert_int_equal(causal_summarize(&p, NULL, &s), 0);
@@ -580,9 +582,9 @@ static void test_report_text(void **state)
 	causal_report_text(f, &p, &s,
 			   &(struct causal_report_options){.detail = true, .ascii = true});
 	fclose(f);
-	/* the table row: rank, line, slope, max, points, curve (ASCII: heights _ to #) */
+	/* the table row: rank, line, fitted effect and interval, shape, curve (ASCII: _ to #) */
 	assert_non_null(strstr(out, "\n 1  main.c:12 "));
-	assert_non_null(strstr(out, "+50.0%   6    .   -   =   *   #\n"));
+	assert_non_null(strstr(out, "+50.0% [+50.0,+50.0] linear        .   -   =   *   #\n"));
 	assert_non_null(strstr(out, "  sampler: timer, 250 us period\n"));
 	/* the detail */
 	assert_non_null(strstr(out, "1. main.c:12 (done)\n"));
@@ -639,8 +641,8 @@ static void test_coz_sample_profiles(void **state)
 		assert_int_equal(p.n_deltas, p.n_experiments);
 		assert_int_equal(causal_summarize(&p, NULL, &s), 0);
 		assert_true(s.n_series > 0);
-		for (size_t k = 1; k < s.n_series; k++)
-			assert_true(s.series[k - 1].slope >= s.series[k].slope);
+		for (size_t k = 1; k < s.n_series; k++) /* ranked by impact by default */
+			assert_true(s.series[k - 1].impact >= s.series[k].impact);
 		causal_summary_free(&s);
 		causal_profile_free(&p);
 	}

@@ -273,9 +273,9 @@ static void test_phase_correction(void **state)
 
 /*
  * lever's runtime record also says how much delay the experiments inserted:
- * the run was stretched by it, so T is the runtime without it. Here 14000 ns
- * real, 4000 of them delay: T = 10000 and the factor is 0.2 as above, where
- * the real 14000 would have given 1/7.
+ * the run was stretched by it, so T starts from the runtime without it (14000
+ * ns real, 4000 of them delay: 10000, where the real 14000 would have given a
+ * factor of 1/7), and gets back what the virtual speedups took off.
  */
 /*
  * Coz's profiles do not record the delay: it is estimated from the run's
@@ -306,6 +306,71 @@ static void test_inserted_delay_estimated(void **state)
 	free(buf);
 }
 
+/*
+ * A serial phase then a parallel phase with two threads (issue 18), in Coz's
+ * random mode, modelled as lever's runtime measures them: per experiment of
+ * 250 ms of the unmodified program, at line speedup x,
+ *  - serial.c:1 (one thread): wall 250, delay 250 x, effective 250 (1 - x),
+ *    250 selected samples;
+ *  - par.c:1 (two threads, each pausing for the other's samples): wall
+ *    250 (1 + x), delay 2 x 250 x, effective 250 (1 - x), 500 samples;
+ *  - one visit per ms of the unmodified program in both phases.
+ * Each phase is half of the run, so really shortening either line by x
+ * speeds the program up by x / 2: both slopes 0.5, both factors 0.5. With T
+ * the effective runtime (the sped-up program's) the factors came out 0.71.
+ */
+static void test_phase_correction_two_phases(void **state)
+{
+	static const int pcts[] = {0, 20, 0, 40, 0, 60, 0, 80};
+	struct causal_profile p;
+	struct causal_summary s;
+	char *buf = NULL;
+	size_t len = 0;
+
+	for (int run = 0; run < 4; run++) {
+		double wall = 0, delay = 0;
+
+		append(&buf, &len, "startup\ttime=%d\tlever=1\tsampler=perf\tperiod=1000000\n",
+		       run + 1);
+		for (int k = 0; k < 8; k++) {
+			int pct = pcts[(k + 2 * run) % 8];
+			double x = pct / 100.0;
+
+			exp_tp(&buf, &len, "serial.c:1", pct, lround(250e6 * (1 - x)), 250, 250);
+			wall += 250e6;
+			delay += 250e6 * x;
+		}
+		for (int k = 0; k < 8; k++) {
+			int pct = pcts[(k + 2 * run + 1) % 8];
+			double x = pct / 100.0;
+
+			exp_tp(&buf, &len, "par.c:1", pct, lround(250e6 * (1 - x)), 250, 500);
+			wall += 250e6 * (1 + x);
+			delay += 2 * 250e6 * x;
+		}
+		append(&buf, &len,
+		       "runtime\ttime=%.0f\tdelay=%.0f\nsamples\tlocation=serial.c:1\tcount=2000\n"
+		       "samples\tlocation=par.c:1\tcount=4000\n",
+		       wall, delay);
+	}
+	load(&p, buf, len);
+	assert_int_equal(
+	    causal_summarize(&p, &(struct causal_summary_options){.resamples = 200}, &s), 0);
+	for (const char *const *line = (const char *const[]){"serial.c:1", "par.c:1", NULL}; *line;
+	     line++) {
+		const struct causal_series *c = series_of(&p, &s, *line);
+
+		assert_true(c->phase_corrected);
+		assert_int_equal(c->line_runtime_ns, 4 * 4000000000LL);
+		NEAR(bucket_at(c, 40)->phase_factor, 0.5);
+		assert_true(fabs(c->slope - 0.5) < 0.05);
+		NEAR(bucket_at(c, 80)->program_speedup, 0.4);
+	}
+	causal_summary_free(&s);
+	causal_profile_free(&p);
+	free(buf);
+}
+
 static void test_phase_correction_without_inserted_delay(void **state)
 {
 	struct causal_profile p;
@@ -326,9 +391,14 @@ static void test_phase_correction_without_inserted_delay(void **state)
 	    causal_summarize(&p, &(struct causal_summary_options){.resamples = 200}, &s), 0);
 	c = series_of(&p, &s, "a.c:1");
 	assert_true(c->phase_corrected);
-	assert_int_equal(c->line_runtime_ns, 10000);
-	NEAR(bucket_at(c, 40)->phase_factor, 0.2);
-	NEAR(bucket_at(c, 40)->program_speedup, 0.04);
+	/*
+	 * T is the unmodified runtime: the effective 10000 plus what the five
+	 * nonzero experiments took off it, 100 visits x the 0% cost of 10 ns
+	 * - 800 ns each: 11000. Factor (1000 / 50) x 100 / 11000.
+	 */
+	assert_int_equal(c->line_runtime_ns, 11000);
+	NEAR(bucket_at(c, 40)->phase_factor, 2000.0 / 11000);
+	NEAR(bucket_at(c, 40)->program_speedup, 0.2 * 2000.0 / 11000);
 	causal_summary_free(&s);
 	causal_profile_free(&p);
 	free(buf);
@@ -404,6 +474,67 @@ static void test_littles_law_weighting(void **state)
 	causal_summary_free(&s);
 	causal_profile_free(&p);
 	free(buf);
+}
+
+/*
+ * lever's in-flight-ns (the number in flight averaged over the experiment,
+ * times its duration) is L x duration itself: it replaces difference x
+ * duration, the number in flight at the end only. Here the end values say
+ * 10 and 20 in flight but the averages were 4 and 6: W_0 = (4*1000 +
+ * 6*3000) / 400 = 55 ns, W at 50% = 3.5*2000 / 200 = 35 ns: (55 - 35) / 55.
+ * (With the end values it would be 0.6, as above.) A malformed one makes
+ * the record malformed.
+ */
+static void test_littles_law_in_flight(void **state)
+{
+	struct causal_profile p;
+	struct causal_summary s;
+	const struct causal_series *c;
+	char *buf = NULL;
+	size_t len = 0;
+
+	append(&buf, &len, "startup\ttime=1\n");
+	append(&buf, &len,
+	       "experiment\tselected=l.c:1\tspeedup=0.00\tduration=1000\n"
+	       "latency-point\tname=req\tarrivals=100\tdepartures=99\tdifference=10\t"
+	       "in-flight-ns=4000\n"
+	       "experiment\tselected=l.c:1\tspeedup=0.00\tduration=3000\n"
+	       "latency-point\tname=req\tarrivals=300\tdepartures=300\tdifference=20\t"
+	       "in-flight-ns=18000\n"
+	       "experiment\tselected=l.c:1\tspeedup=0.50\tduration=2000\n"
+	       "latency-point\tname=req\tarrivals=200\tdepartures=200\tdifference=7\t"
+	       "in-flight-ns=7000\n");
+	for (int pct = 10; pct <= 30; pct += 10)
+		append(&buf, &len,
+		       "experiment\tselected=l.c:1\tspeedup=0.%02d\tduration=1000\n"
+		       "latency-point\tname=req\tarrivals=100\tdepartures=100\tdifference=17\t"
+		       "in-flight-ns=5500\n",
+		       pct);
+	load(&p, buf, len);
+	assert_true(p.deltas[0].has_in_flight);
+	assert_int_equal(p.deltas[0].in_flight_ns, 4000);
+	assert_int_equal(
+	    causal_summarize(&p, &(struct causal_summary_options){.resamples = 200}, &s), 0);
+	c = series_of(&p, &s, "l.c:1");
+	NEAR(bucket_at(c, 50)->program_speedup, (55.0 - 35.0) / 55.0);
+	NEAR(bucket_at(c, 10)->program_speedup, 0.0);
+	causal_summary_free(&s);
+	causal_profile_free(&p);
+	free(buf);
+
+	causal_profile_init(&p);
+	{
+		static const char bad[] =
+		    "startup\ttime=1\nexperiment\tselected=l.c:1\tspeedup=0.00\tduration=10\n"
+		    "latency-point\tname=req\tarrivals=1\tdepartures=1\tdifference=0\t"
+		    "in-flight-ns=x\n";
+
+		assert_int_equal(causal_profile_read_buffer(&p, bad, strlen(bad), "b.coz", NULL),
+				 0);
+	}
+	assert_int_equal(p.stats.malformed, 1);
+	assert_int_equal(p.n_deltas, 0);
+	causal_profile_free(&p);
 }
 
 /* ------------------------------------------------------------ bootstrap, ranking, contention */
@@ -500,7 +631,7 @@ static void test_contention_flag(void **state)
 /*
  * Ranking: `early` gains 20% as soon as the line is 20% faster and no more
  * (slope ~0.12, impact 0.18); `late` gains 0.3 x (slope 0.3, impact 0.15).
- * By slope late is first, by impact early, by name early.
+ * By slope late is first, by impact (the default) early, by name early.
  */
 static void test_ranking(void **state)
 {
@@ -528,7 +659,8 @@ static void test_ranking(void **state)
 	NEAR(l->slope, 0.3);
 	assert_true(e->slope < l->slope);
 	NEAR(l->intercept, 0);
-	assert_string_equal(causal_profile_string(&p, s.series[0].selected), "late.c:1");
+	/* by impact by default (Coz's viewer): early first */
+	assert_string_equal(causal_profile_string(&p, s.series[0].selected), "early.c:1");
 	causal_summary_sort(&p, &s, CAUSAL_SORT_IMPACT);
 	assert_string_equal(causal_profile_string(&p, s.series[0].selected), "early.c:1");
 	causal_summary_sort(&p, &s, CAUSAL_SORT_SLOPE);
@@ -848,8 +980,10 @@ int main(void)
 	    cmocka_unit_test(test_phase_correction),
 	    cmocka_unit_test(test_phase_correction_needs_records),
 	    cmocka_unit_test(test_phase_correction_without_inserted_delay),
+	    cmocka_unit_test(test_phase_correction_two_phases),
 	    cmocka_unit_test(test_inserted_delay_estimated),
 	    cmocka_unit_test(test_littles_law_weighting),
+	    cmocka_unit_test(test_littles_law_in_flight),
 	    cmocka_unit_test(test_bootstrap_deterministic),
 	    cmocka_unit_test(test_contention_flag),
 	    cmocka_unit_test(test_ranking),

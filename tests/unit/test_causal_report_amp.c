@@ -251,6 +251,7 @@ static void json_scalability_curve(void **state)
 	assert_true(json_number_value(json_array_get(rci, 0)) <= rel + 1e-9);
 	assert_true(json_number_value(json_array_get(rci, 1)) >= rel - 1e-9);
 	assert_true(json_is_false(json_object_get(l1, "unstable")));
+	assert_true(json_is_boolean(json_object_get(l1, "saturated")));
 	json_decref(root);
 	rendered_free(&r);
 	free(buf);

@@ -45,6 +45,32 @@ static bool stopping(void)
 }
 
 /* Sleeps up to ns, in short steps so shutdown is noticed; false if stopping. */
+/* The numbers in flight of the experiment running (the profiler thread's alone). */
+static struct progress_in_flight in_flight;
+#define IN_FLIGHT_STEP_NS (1 * NSEC_PER_MSEC)
+
+/*
+ * Sleeps ns in steps, sampling the numbers in flight at latency points
+ * every millisecond (Little's law's L is their time average over the
+ * experiment); false when the program began to exit.
+ */
+static bool experiment_nap(uint64_t ns)
+{
+	uint64_t step = progress_has_latency() ? IN_FLIGHT_STEP_NS : POLL_NS;
+	uint64_t end = time_monotonic_ns() + ns;
+
+	while (!stopping()) {
+		uint64_t now = time_monotonic_ns();
+
+		progress_in_flight_sample(&in_flight, now);
+		if (now >= end)
+			return true;
+		time_sleep_ns(end - now < step ? end - now : step);
+	}
+	progress_in_flight_sample(&in_flight, time_monotonic_ns());
+	return false;
+}
+
 static bool nap(uint64_t ns)
 {
 	uint64_t end = time_monotonic_ns() + ns;
@@ -228,12 +254,13 @@ static void run_experiment(struct line_info *line, unsigned speedup)
 	atomic_store(&rt.epoch_global, g0);
 	atomic_fetch_add(&rt.epoch, 1);
 	atomic_store(&rt.active, EXPERIMENT_RUNNING);
+	progress_in_flight_start(&in_flight, t0);
 
 	if (rt.cfg.end_to_end)
-		while (nap(POLL_NS))
+		while (experiment_nap(POLL_NS))
 			;
 	else
-		cut_short = !nap(length_ns);
+		cut_short = !experiment_nap(length_ns);
 
 	atomic_store(&rt.experiment_end_ns, time_monotonic_ns());
 	atomic_store(&rt.active, EXPERIMENT_ENDING);
@@ -282,7 +309,7 @@ static void run_experiment(struct line_info *line, unsigned speedup)
 	}
 	/* a thread exiting at the snapshot can be counted twice for a moment */
 	write_experiment_record(line, speedup, duration, s1 - s0, a1 > a0 ? a1 - a0 : 0, arriving);
-	progress_write_records(before, after, output_emit, NULL);
+	progress_write_records(before, after, &in_flight, duration, output_emit, NULL);
 	output_flush();
 	stats.experiments++;
 	min_delta = progress_min_delta(before, after);

@@ -58,6 +58,8 @@ static void read_config(struct runtime_config *c)
 	v = getenv(LEVER_ENV_SAMPLER);
 	c->force_timer = v && strcmp(v, "timer") == 0;
 	c->no_sampler = v && strcmp(v, "none") == 0;
+	v = getenv(LEVER_ENV_PAUSE);
+	c->pause_spin = v && strcmp(v, "spin") == 0;
 	c->fixed_speedup = getenv(LEVER_ENV_FIXED_SPEEDUP) && *getenv(LEVER_ENV_FIXED_SPEEDUP)
 			       ? (int)env_u64(LEVER_ENV_FIXED_SPEEDUP, 0)
 			       : -1;

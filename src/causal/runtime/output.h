@@ -55,6 +55,7 @@
 	PROFILE_FIELD(PROFILE_KEY_ARRIVALS) "%llu"                             \
 	PROFILE_FIELD(PROFILE_KEY_DEPARTURES) "%llu"                           \
 	PROFILE_FIELD(PROFILE_KEY_DIFFERENCE) "%lld"                           \
+	PROFILE_FIELD(PROFILE_KEY_IN_FLIGHT_NS) "%lld"                         \
 	PROFILE_END_OF_RECORD
 
 #define OUTPUT_FORMAT_RUNTIME                                                  \

@@ -525,7 +525,59 @@ static uint64_t before(const struct progress_snapshot *a, size_t i, bool end)
 	return end ? a->end_value[i] : a->value[i];
 }
 
+void progress_in_flight_start(struct progress_in_flight *f, uint64_t now_ns)
+{
+	memset(f, 0, sizeof(*f));
+	f->last_ns = now_ns;
+}
+
+void progress_in_flight_sample(struct progress_in_flight *f, uint64_t now_ns)
+{
+	size_t n = atomic_load_explicit(&n_points, memory_order_acquire);
+	uint64_t dt = now_ns > f->last_ns ? now_ns - f->last_ns : 0;
+
+	f->last_ns = now_ns;
+	if (!dt)
+		return;
+	f->time += dt;
+	for (size_t i = 0; i < n; i++) {
+		int64_t in_flight;
+
+		if (points[i].kind != PROGRESS_LATENCY)
+			continue;
+		in_flight = (int64_t)(__atomic_load_n(&points[i].counter.count, __ATOMIC_RELAXED) -
+				      __atomic_load_n(&points[i].end.count, __ATOMIC_RELAXED));
+		f->sum[i] += (double)in_flight * (double)dt;
+	}
+}
+
+bool progress_has_latency(void)
+{
+	size_t n = atomic_load_explicit(&n_points, memory_order_acquire);
+
+	for (size_t i = 0; i < n; i++)
+		if (points[i].kind == PROGRESS_LATENCY)
+			return true;
+	return false;
+}
+
+/* L x duration for point i: the sampled time average, or the value at the end. */
+static long long in_flight_ns(const struct progress_in_flight *f, size_t i, int64_t difference,
+			      int64_t duration)
+{
+	double v;
+
+	if (!f || !f->time)
+		return (long long)difference * (long long)duration;
+	v = f->sum[i] / (double)f->time * (double)duration;
+	/* rounded by hand: the runtime does not link libm */
+	return v > 9.2e18    ? (long long)9.2e18
+	       : v < -9.2e18 ? (long long)-9.2e18
+			     : (long long)(v + (v < 0 ? -0.5 : 0.5));
+}
+
 void progress_write_records(const struct progress_snapshot *a, const struct progress_snapshot *b,
+			    const struct progress_in_flight *f, int64_t duration,
 			    void (*emit)(const char *line, void *ctx), void *ctx)
 {
 	char line[PROGRESS_NAME_MAX + 160];
@@ -541,7 +593,7 @@ void progress_write_records(const struct progress_snapshot *a, const struct prog
 
 			fmt_buffer(line, sizeof(line), OUTPUT_FORMAT_LATENCY, p->name,
 				   (unsigned long long)arrivals, (unsigned long long)departures,
-				   (long long)difference);
+				   (long long)difference, in_flight_ns(f, i, difference, duration));
 		} else {
 			fmt_buffer(line, sizeof(line), OUTPUT_FORMAT_THROUGHPUT, p->name,
 				   (unsigned long long)delta);

@@ -3,6 +3,7 @@
 #ifndef LEVER_CAUSAL_PROGRESS_H
 #define LEVER_CAUSAL_PROGRESS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +32,24 @@ struct progress_snapshot {
 	size_t n;
 };
 
+/*
+ * The number in flight at each latency point, integrated over an experiment
+ * by sampling it (Little's law needs the time average L, not the value at
+ * the end): sum[i] is the sum of in-flight x the time since the previous
+ * sample, in ns, over time ns.
+ */
+struct progress_in_flight {
+	double sum[PROGRESS_MAX_POINTS];
+	uint64_t time, last_ns;
+};
+
+/* Starts integrating at now_ns. */
+void progress_in_flight_start(struct progress_in_flight *f, uint64_t now_ns);
+/* Adds the numbers in flight now, weighted by the time since the last sample. */
+void progress_in_flight_sample(struct progress_in_flight *f, uint64_t now_ns);
+/* Whether any latency point exists (the experiment then samples more often). */
+bool progress_has_latency(void);
+
 /* Registers command-line points (needs the line map). */
 void progress_resolve_command_line(const char *counted_list, const char *sampled_list);
 /* Visits the end-to-end point (once, after main returns). */
@@ -38,8 +57,13 @@ void progress_visit_end_to_end(void);
 void progress_register_end_to_end(void);
 size_t progress_count(void);
 void progress_snapshot_take(struct progress_snapshot *s);
-/* Writes one record per point for the interval between two snapshots. */
+/*
+ * Writes one record per point for the interval between two snapshots; a
+ * latency point's in-flight-ns is the time average of f times duration
+ * (the experiment's effective duration, ns).
+ */
 void progress_write_records(const struct progress_snapshot *a, const struct progress_snapshot *b,
+			    const struct progress_in_flight *f, int64_t duration,
 			    void (*emit)(const char *line, void *ctx), void *ctx);
 /* Smallest visit delta over all points (arrivals for latency points). */
 uint64_t progress_min_delta(const struct progress_snapshot *a, const struct progress_snapshot *b);

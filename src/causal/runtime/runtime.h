@@ -125,6 +125,7 @@ struct runtime_config {
 	uint64_t arrival_ns; /* --arrival-speedup: virtual speedup per arrival, ns (0 = off) */
 	bool arrival_set;    /* --arrival-speedup given (even 0): records carry the load */
 	bool no_sampler;     /* "none": start-up only (line map, no samples), to measure overhead */
+	bool pause_spin;     /* pay pauses by spinning, not sleeping (keeps an SMT sibling busy) */
 	int fixed_speedup;   /* -1: random */
 	char fixed_line[4096];
 	double zero_probability;
