@@ -55,6 +55,12 @@ for v in "" _sled; do
 	check "exceptions$v: deep calls unwound (3 per guard, 2 per rethrower)" 100 \
 		"$(probe_stat "$r" "deep(int)" unwound)"
 	check "exceptions$v: main recorded" 1 "$(calls "$r" main)"
+	# a throwing call among the displaced first bytes (live patching relocates it)
+	FUNCS="-f alloc_first"
+	record "excfirst$v" "$dir/probe_exceptions$v" 5
+	check "exceptions$v: alloc_first's throwing new[] caught" "sum 15 refused 5" \
+		"$(cat "$tmp/excfirst$v.out")"
+	check "exceptions$v: alloc_first recorded" 5 "$(calls "$tmp/excfirst$v/record" "alloc_first(unsigned long)")"
 	# by its mangled and its demangled names too
 	FUNCS="-f _Z5guardi -f outer(int)"
 	record "excnames$v" "$dir/probe_exceptions$v" 3
