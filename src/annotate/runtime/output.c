@@ -33,14 +33,6 @@ static uint64_t nonce;
 static _Atomic uint64_t epoch;
 static _Atomic uint64_t period_end_ns;
 
-static uint64_t clock_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 int ann_output_fd(void)
 {
 	return out_fd;
@@ -364,15 +356,11 @@ static void reservoir_write(struct ann_probe *p)
 	atomic_fetch_add(&p->calls, atomic_exchange(&r->seen, 0));
 }
 
-/* A period ended: write every reservoir, start the next one (probe time too). */
+/* A period ended: write every reservoir, start the next one (timed by the entry's window). */
 static void flip_period(uint64_t now, uint64_t end)
 {
-	struct ann_thread *t = ann_thread_current();
-	uint64_t t0;
-
 	if (!atomic_compare_exchange_strong(&period_end_ns, &end, now + ann_plan.period_ns))
 		return; /* another thread flips it */
-	t0 = clock_ns();
 	atomic_fetch_add(&epoch, 1);
 	for (uint32_t i = 0; i < ann_plan.n_probes; i++) {
 		struct ann_probe *p = &ann_plan.probes[i];
@@ -383,8 +371,6 @@ static void flip_period(uint64_t now, uint64_t end)
 		reservoir_write(p);
 		unlock(&p->res);
 	}
-	if (t)
-		t->overhead_ns += clock_ns() - t0;
 }
 
 static uint64_t xorshift(uint64_t *s)
