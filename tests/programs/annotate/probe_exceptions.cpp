@@ -71,6 +71,43 @@ NOINLINE __attribute__((optimize("omit-frame-pointer"))) int alloc_first(std::si
 	return 0;
 }
 
+/*
+ * The same through an indirect call (`call *ptr(%rip)`, as -fno-plt emits):
+ * indirect_first is written in assembly so that the call is surely among its
+ * first bytes, with the CFI a compiler would give it.
+ */
+extern "C" void throw_now(void);
+extern "C" void throw_now(void)
+{
+	throw 7;
+}
+extern "C" void (*volatile throw_now_ptr)(void);
+void (*volatile throw_now_ptr)(void) = throw_now;
+extern "C" void indirect_first(void);
+__asm__(".text\n"
+	".globl indirect_first\n"
+	".type indirect_first, @function\n"
+	"indirect_first:\n"
+	".cfi_startproc\n"
+	"	subq $8, %rsp\n"
+	".cfi_def_cfa_offset 16\n"
+	"	call *throw_now_ptr(%rip)\n"
+	"	addq $8, %rsp\n"
+	".cfi_def_cfa_offset 8\n"
+	"	ret\n"
+	".cfi_endproc\n"
+	".size indirect_first, .-indirect_first\n");
+
+NOINLINE int catch_indirect()
+{
+	try {
+		indirect_first();
+	} catch (int) {
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 20;
@@ -82,7 +119,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < rounds; i++)
 		sum += outer(i);
 	for (int i = 0; i < rounds; i++)
-		refused += alloc_first(huge);
+		refused += alloc_first(huge) + catch_indirect();
 	std::printf("sum %ld refused %d\n", sum, refused);
 	return 0;
 }
