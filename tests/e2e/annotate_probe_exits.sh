@@ -55,6 +55,15 @@ for v in "" _sled; do
 	check "exceptions$v: deep calls unwound (3 per guard, 2 per rethrower)" 100 \
 		"$(probe_stat "$r" "deep(int)" unwound)"
 	check "exceptions$v: main recorded" 1 "$(calls "$r" main)"
+	# a throwing call among the displaced first bytes (live patching relocates it)
+	# (and an indirect `call *ptr(%rip)` there, in indirect_first, whose callee always throws)
+	FUNCS="-f alloc_first -f indirect_first"
+	record "excfirst$v" "$dir/probe_exceptions$v" 5
+	check "exceptions$v: alloc_first's new[] and indirect_first's callee threw, were caught" \
+		"sum 15 refused 10" "$(cat "$tmp/excfirst$v.out")"
+	check "exceptions$v: alloc_first recorded" 5 "$(calls "$tmp/excfirst$v/record" "alloc_first(unsigned long)")"
+	check "exceptions$v: indirect_first calls unwound" 5 \
+		"$(probe_stat "$tmp/excfirst$v/record" indirect_first unwound)"
 	# by its mangled and its demangled names too
 	FUNCS="-f _Z5guardi -f outer(int)"
 	record "excnames$v" "$dir/probe_exceptions$v" 3

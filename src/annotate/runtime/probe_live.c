@@ -9,7 +9,13 @@
  * Relocation rewrites RIP-relative memory operands and direct jumps, calls
  * and conditional jumps for their new address; a short (rel8) jump or
  * conditional jump is widened to its rel32 form, since `test; jle` is how
- * many functions begin. Refused, with the function and the reason: a
+ * many functions begin. A displaced call is not copied as a call: its
+ * return address would lie in the trampoline, which has no CFI, so a callee
+ * that throws (operator new, as the first action of a try block) would end
+ * the program in std::terminate. It becomes a push of the original return
+ * address (the original instruction after it, which is never inside the patch)
+ * and a jmp to the callee, so the callee returns into the function itself.
+ * Refused, with the function and the reason: a
  * function shorter than the patch, a `ret` or a branch with no 32-bit form
  * (loop, jrcxz) among the displaced instructions, and any direct branch of
  * the function that lands inside the patched bytes (it would land in the
@@ -68,6 +74,57 @@ static bool branch_into(const struct decoded *d, uintptr_t entry, size_t len, ui
 	return false;
 }
 
+/*
+ * Push the original return address of the call `i` without touching a
+ * register or the flags: push imm32 (sign-extended) then the high half.
+ */
+static size_t push_return_address(const cs_insn *i, uint8_t *at)
+{
+	uint64_t ret = i->address + i->size;
+	uint32_t lo = (uint32_t)ret, hi = (uint32_t)(ret >> 32);
+
+	at[0] = 0x68; /* push imm32 */
+	memcpy(at + 1, &lo, 4);
+	memcpy(at + 5, (const uint8_t[]){0xc7, 0x44, 0x24, 0x04}, 4); /* mov dword [rsp+4] */
+	memcpy(at + 9, &hi, 4);
+	return 13;
+}
+
+/*
+ * An indirect call (ff /2) becomes the same jump (ff /4) after the pushed
+ * return address; a memory operand based on rsp would see the push, and is
+ * refused (compilers do not emit it at a function's entry).
+ */
+static int relocate_indirect_call(const cs_insn *i, uint8_t *at, size_t *out_len, char *why,
+				  size_t why_size)
+{
+	const cs_x86 *x = &i->detail->x86;
+	size_t pushed = push_return_address(i, at), op = x->encoding.modrm_offset;
+
+	if (op == 0 || i->bytes[op - 1] != 0xff || ((x->modrm >> 3) & 7) != 2 ||
+	    (x->op_count == 1 && x->operands[0].type == X86_OP_MEM &&
+	     (x->operands[0].mem.base == X86_REG_RSP || x->operands[0].mem.index == X86_REG_RSP))) {
+		snprintf(why, why_size, "a call it cannot relocate (%s %s) in its first %d bytes",
+			 i->mnemonic, i->op_str, PATCH_BYTES);
+		return -1;
+	}
+	memcpy(at + pushed, i->bytes, i->size);
+	at[pushed + op] = (uint8_t)((x->modrm & ~0x38) | (4 << 3)); /* /2 call → /4 jmp */
+	if (x->operands[0].type == X86_OP_MEM && x->operands[0].mem.base == X86_REG_RIP) {
+		uint64_t target = i->address + i->size + (uint64_t)x->operands[0].mem.disp;
+		int64_t rel = (int64_t)target - (int64_t)((uintptr_t)at + pushed + i->size);
+
+		if (x->encoding.disp_size != 4 || rel != (int32_t)rel) {
+			snprintf(why, why_size, "a RIP-relative call out of reach (%s %s)",
+				 i->mnemonic, i->op_str);
+			return -1;
+		}
+		memcpy(at + pushed + x->encoding.disp_offset, &(int32_t){(int32_t)rel}, 4);
+	}
+	*out_len = pushed + i->size;
+	return 0;
+}
+
 /* Copy one instruction to `at` (its new address), fixing relative operands. */
 static int relocate(csh cs, const cs_insn *i, uint8_t *at, size_t *out_len, char *why,
 		    size_t why_size)
@@ -80,11 +137,18 @@ static int relocate(csh cs, const cs_insn *i, uint8_t *at, size_t *out_len, char
 		snprintf(why, why_size, "it returns within its first %d bytes", PATCH_BYTES);
 		return -1;
 	}
+	if (cs_insn_group(cs, i, CS_GRP_CALL) && !imm_target(i, &target))
+		return relocate_indirect_call(i, at, out_len, why, why_size);
 	if (is_branch(cs, i) && imm_target(i, &target)) {
 		uint8_t op = i->bytes[0];
-		size_t len;
+		size_t len, pushed = 0;
 
-		if (op == 0xe8 || op == 0xe9) { /* call/jmp rel32 */
+		if (op == 0xe8) { /* call rel32: push the original return address, jmp */
+			pushed = push_return_address(i, at);
+			at += pushed;
+			at[0] = 0xe9;
+			len = 5;
+		} else if (op == 0xe9) { /* jmp rel32 */
 			at[0] = op;
 			len = 5;
 		} else if (op == 0xeb) { /* jmp rel8 becomes jmp rel32 */
@@ -111,7 +175,7 @@ static int relocate(csh cs, const cs_insn *i, uint8_t *at, size_t *out_len, char
 			return -1;
 		}
 		memcpy(at + len - 4, &(int32_t){(int32_t)rel}, 4);
-		*out_len = len;
+		*out_len = pushed + len;
 		return 0;
 	}
 	memcpy(at, i->bytes, i->size);
@@ -167,6 +231,12 @@ static int check_and_build(struct ann_probe *p, const struct decoded *d, uintptr
 	for (size_t k = 0; k < n_displaced; k++) {
 		size_t len;
 
+		if (cs_insn_group(d->cs, &d->insn[k], CS_GRP_CALL) && k + 1 < n_displaced) {
+			/* its return address would be inside the patch */
+			snprintf(why, why_size, "a call in its first %d bytes is followed by more",
+				 PATCH_BYTES);
+			return -1;
+		}
 		if (relocate(d->cs, &d->insn[k], at + used, &len, why, why_size))
 			return -1;
 		used += len;

@@ -36,9 +36,12 @@ static pthread_key_t thread_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
 /*
- * The probe's own time (spec §7.3 item 3). The handlers' work around the
- * measured span of a recorded call is timed at every call with the TSC (the
- * instrumentation-time accounting of the dissertation); what cannot be timed
+ * The probe's own time (spec §7.3 item 3). The handlers' whole work, from
+ * their first instruction (before the thread lookup, the sampling decision,
+ * a period's reservoir writes, the metric read that ends a span) to their
+ * last, is timed at every call with the TSC (the instrumentation-time
+ * accounting of the dissertation) and charged to every enclosing call on the
+ * thread's shadow stack (through overhead_ns); what cannot be timed
  * that way is calibrated once at start-up on a probed function of this
  * library: the trampolines and the metric reads at the span's edges
  * (cost_unmeasured_ns), the part of the probe inside a call's own span
@@ -53,14 +56,14 @@ static double ns_per_tick; /* calibrated at start-up against CLOCK_MONOTONIC */
 /*
  * The handlers' windows are timed with the bare TSC (a few ns per read; only
  * differences within one handler are taken, converted once); a difference
- * that is not small (a migration to a CPU whose TSC disagrees, a preemption)
- * counts as nothing rather than as garbage.
+ * that is absurd (over 0.1 s: a migration to a CPU whose TSC disagrees)
+ * counts as nothing rather than as garbage; a slow write of the buffer counts.
  */
 static uint64_t window_ns(uint64_t tsc_from)
 {
 	uint64_t d = __builtin_ia32_rdtsc() - tsc_from, ns = (uint64_t)((double)d * ns_per_tick);
 
-	return ns < 1000000 ? ns : 0;
+	return ns < 100000000 ? ns : 0;
 }
 
 static void thread_destructor(void *arg)
@@ -157,12 +160,12 @@ static void drop_dead(struct ann_thread *t, uintptr_t sp)
 		drop_top(t);
 }
 
-void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs)
+void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs, uint64_t tsc_in)
 {
 	struct ann_thread *t = ann_thread_get();
 	uintptr_t sp = (uintptr_t)regs->gpr[7];
 	struct ann_frame *f;
-	uint64_t tsc_in;
+	uint64_t epoch;
 	int slot;
 
 	if (!t || t->busy || t->disabled) {
@@ -176,15 +179,23 @@ void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs)
 		 * The common case, a call not sampled, stays cheap: one atomic
 		 * increment (the reservoir's count, which also counts the calls),
 		 * a multiply, and the clock only every 256 calls of the thread
-		 * (a period ends that much late at most).
+		 * (a period ends that much late at most). Writing the
+		 * reservoirs when a period ends is inside the timed window.
 		 */
 		if (--t->clock_countdown <= 0) {
 			t->clock_countdown = 256;
 			t->now = now_coarse_ns();
 		}
+		epoch = ann_output_epoch();
 		slot = ann_sample_decide(p, t->now);
 		if (slot < 0) {
+			/*
+			 * The common case costs the calibrated constant; the
+			 * reservoirs written when a period ends are timed.
+			 */
 			t->overhead_ns += cost_skip_ns;
+			if (ann_output_epoch() != epoch)
+				t->overhead_ns += window_ns(tsc_in);
 			t->busy = 0;
 			return;
 		}
@@ -192,11 +203,10 @@ void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs)
 		atomic_fetch_add_explicit(&p->calls, 1, memory_order_relaxed);
 		slot = -1;
 	}
-	tsc_in = __builtin_ia32_rdtsc();
 	drop_dead(t, sp);
 	if (t->depth == ANN_SHADOW_DEPTH || t->values_top + p->n_features > ANN_THREAD_VALUES) {
 		atomic_fetch_add(&p->dropped_depth, 1);
-		t->overhead_ns += cost_skip_ns;
+		t->overhead_ns += window_ns(tsc_in) + cost_skip_ns;
 		t->busy = 0;
 		return;
 	}
@@ -224,11 +234,12 @@ void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs)
 	*(uintptr_t *)sp = ann_exit_trampoline;
 	t->depth++;
 	t->busy = 0;
-	/* this entry's work is probe time for the enclosing calls, not for this one */
-	t->overhead_ns += window_ns(tsc_in);
-	f->overhead0 = t->overhead_ns;
 	/* last, so that the measured span holds as little of the probe as possible */
 	ann_metrics_read(&f->start, ann_plan.metrics);
+	/* this entry's work, from the trampoline's TSC read on, is probe time for the enclosing
+	 * calls, not for this one */
+	t->overhead_ns += window_ns(tsc_in);
+	f->overhead0 = t->overhead_ns;
 }
 
 /* The frame the returning call owns: the innermost one keyed by sp. */
@@ -287,17 +298,16 @@ static void record_call(struct ann_thread *t, struct ann_frame *f,
 	atomic_fetch_add_explicit(&p->recorded, 1, memory_order_relaxed);
 }
 
-uintptr_t ann_on_exit(uintptr_t sp_after_ret)
+uintptr_t ann_on_exit(uintptr_t sp_after_ret, uint64_t tsc_in)
 {
 	struct ann_metrics_snapshot end;
 	struct ann_thread *t = self;
 	struct ann_frame *f;
-	uint64_t tsc_in;
 	uintptr_t ret;
 	int busy;
 
+	/* from the trampoline's TSC read on, this is probe time for the enclosing calls */
 	ann_metrics_read(&end, ann_plan.metrics);
-	tsc_in = __builtin_ia32_rdtsc();
 	busy = t->busy;
 	t->busy = 1;
 	f = frame_for(t, sp_after_ret - 8);
@@ -406,9 +416,16 @@ __attribute__((noinline, patchable_function_entry(5, 0))) int ann_calibration_ta
 	return x;
 }
 
-static uint64_t loop_ns(int n)
+/* Its twin, never probed: the same loop without the probe, interleaved with the probed one. */
+__attribute__((noinline, patchable_function_entry(5, 0))) int ann_calibration_bare(int x)
 {
-	int (*volatile fn)(int) = ann_calibration_target;
+	__asm__ volatile("" : "+r"(x)::"memory");
+	return x;
+}
+
+static uint64_t loop_ns(int (*target)(int), int n)
+{
+	int (*volatile fn)(int) = target;
 	uint64_t t0 = now_ns();
 
 	for (int i = 0; i < n; i++)
@@ -436,14 +453,14 @@ static uint64_t median(uint64_t *v, int n)
 /*
  * Probe ann_calibration_target through its sled and the real trampolines,
  * call it in rounds with every call recorded (formatted, not written: the
- * thread is `calibrating`) and with every call skipped, against the same
- * loop unprobed. Medians over the rounds.
+ * thread is `calibrating`) and with every call skipped, each against the same
+ * loop on its unprobed twin run just before. Medians over the rounds.
  */
 void ann_calibrate(void)
 {
-	enum { ROUNDS = 11, PER = 200 };
+	enum { ROUNDS = 21, PER = 200 };
 	static struct ann_probe probe = {.name = "calibration"};
-	uint64_t bare[ROUNDS], unmeasured[ROUNDS], inside[ROUNDS], skip[ROUNDS];
+	uint64_t unmeasured[ROUNDS], inside[ROUNDS], skip[ROUNDS];
 	struct ann_thread *t = ann_thread_get();
 	uint32_t rate = ann_plan.rate_n;
 	char why[128];
@@ -451,8 +468,6 @@ void ann_calibrate(void)
 	calibrate_tsc();
 	if (!t)
 		return;
-	for (int r = 0; r < ROUNDS; r++)
-		bare[r] = loop_ns(PER);
 	if (ann_probe_sled(&probe, (uintptr_t)ann_calibration_target, why, sizeof(why))) {
 		ann_msg("no calibration of the probe's cost: %s", why);
 		return;
@@ -460,28 +475,32 @@ void ann_calibrate(void)
 	ann_code_seal();
 	t->calibrating = 1;
 	for (int r = 0; r < ROUNDS; r++) {
-		uint64_t o0, wall;
+		uint64_t o0, wall, bare;
 
+		/* the unprobed loop beside each probed one, so that both see the same load */
+		bare = loop_ns(ann_calibration_bare, PER);
 		ann_plan.rate_n = 0;
 		t->calibration_span = 0;
 		o0 = t->overhead_ns;
-		wall = loop_ns(PER);
+		wall = loop_ns(ann_calibration_target, PER);
 		/* what the handlers timed themselves is in overhead_ns; the rest is not */
-		wall = wall > bare[r] ? wall - bare[r] : 0;
+		wall = wall > bare ? wall - bare : 0;
 		unmeasured[r] =
 		    (wall > t->overhead_ns - o0 ? wall - (t->overhead_ns - o0) : 0) / PER;
 		inside[r] = t->calibration_span / PER;
 		ann_plan.rate_n = 1;
 		probe.res.seen = 1u << 30; /* a full reservoir: every call is skipped */
-		wall = loop_ns(PER);
-		skip[r] = (wall > bare[r] ? wall - bare[r] : 0) / PER;
+		bare = loop_ns(ann_calibration_bare, PER);
+		o0 = t->overhead_ns;
+		wall = loop_ns(ann_calibration_target, PER);
+		wall = wall > bare ? wall - bare : 0;
+		skip[r] = (wall > t->overhead_ns - o0 ? wall - (t->overhead_ns - o0) : 0) / PER;
 	}
 	ann_plan.rate_n = rate;
 	t->overhead_ns = 0;
 	t->calibrating = 0;
-	/* noise only adds to a difference of loops: the least round is the best estimate */
-	qsort(unmeasured, ROUNDS, sizeof(unmeasured[0]), cmp_u64);
-	cost_unmeasured_ns = unmeasured[0];
+	/* noise falls on either loop of a round: the median round, not the least */
+	cost_unmeasured_ns = median(unmeasured, ROUNDS);
 	cost_inside_ns = median(inside, ROUNDS);
 	cost_skip_ns = median(skip, ROUNDS);
 	if (ann_verbose)

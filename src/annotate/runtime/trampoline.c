@@ -3,7 +3,7 @@
  * Trampolines of liblever-annotate.so (spec/freud.md §7.5 "entry hook",
  * "exit hook"): the code an instrumented function's entry jumps to, which
  * saves the registers as a struct ann_entry_regs (features.h numbering),
- * calls ann_on_entry and goes on with the function; and the one exit
+ * reads the TSC, calls ann_on_entry and goes on with the function; and the one exit
  * trampoline that replaced return addresses lead to.
  *
  * Code is written into chunks mapped within ±2 GiB of the module it serves,
@@ -180,6 +180,16 @@ static void call_abs(struct emit *e, uint64_t target)
 	bytes(e, (const uint8_t[]){0xff, 0xd0}, 2);
 }
 
+/*
+ * rdtsc; shl rdx, 32; or rdx, rax: the TSC in rdx (rax clobbered), read as
+ * soon as the registers are saved so that the handler's window holds almost
+ * all of the probe's time (shadow.c charges it to the enclosing calls).
+ */
+static void rdtsc_rdx(struct emit *e)
+{
+	bytes(e, (const uint8_t[]){0x0f, 0x31, 0x48, 0xc1, 0xe2, 0x20, 0x48, 0x09, 0xc2}, 9);
+}
+
 #define REGS_SIZE ((uint32_t)sizeof(struct ann_entry_regs))
 /* the entry frame: the registers, then xmm8-15 */
 #define ENTRY_FRAME	(REGS_SIZE + 8 * 16)
@@ -206,6 +216,7 @@ static void emit_prologue_call(struct emit *e, const struct ann_probe *p)
 	for (int i = 0; i < 16; i++)
 		if (i != 7)
 			mov_rsp_mem(e, dwarf_to_hw[i], GPR_OFF(i), true);
+	rdtsc_rdx(e); /* the third argument: when the probe began */
 	/* gpr[7]: rsp at entry (lea rax, [rsp+REGS_SIZE]); gpr[16]: the entry */
 	bytes(e, (const uint8_t[]){0x48, 0x8d, 0x84, 0x24}, 4);
 	imm32(e, ENTRY_FRAME);
@@ -262,11 +273,12 @@ void ann_entry_trampoline_end(uint8_t *after_displaced, uintptr_t resume)
  * rsp is its entry rsp + 8 (16-byte aligned), its results are in rax, rdx,
  * xmm0, xmm1 (and st0 for long double, which the C code never touches).
  * Every call-clobbered register is kept, for -fipa-ra callers (see above).
- * ann_on_exit(sp) returns the real return address, which goes into a slot
+ * ann_on_exit(sp, tsc) returns the real return address, which goes into a slot
  * that the final `ret` pops:
  *
  *   sub rsp, 8 (the slot); sub rsp, EXIT_FRAME; save rax rcx rdx rsi rdi
- *   r8-r11, xmm0-15; lea rdi, [rsp+EXIT_FRAME+8]; call ann_on_exit;
+ *   r8-r11; rsi = rdtsc; save xmm0-15; lea rdi, [rsp+EXIT_FRAME+8];
+ *   call ann_on_exit;
  *   mov [rsp+EXIT_FRAME], rax; restore; add rsp, EXIT_FRAME; ret
  */
 #define EXIT_FRAME (9 * 8 + 16 * 16)
@@ -278,6 +290,10 @@ static void exit_save_restore(struct emit *e, bool store)
 {
 	for (uint8_t i = 0; i < 9; i++)
 		mov_rsp_mem(e, exit_saved[i], 8u * i, store);
+	if (store) {
+		rdtsc_rdx(e);					  /* when the probe began */
+		bytes(e, (const uint8_t[]){0x48, 0x89, 0xd6}, 3); /* mov rsi, rdx */
+	}
 	for (uint8_t x = 0; x < 16; x++)
 		movdqu_rsp(e, x, 72u + 16u * x, store);
 }
