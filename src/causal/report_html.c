@@ -45,7 +45,9 @@ static const char page_script[] =
     "    var k = sortBy.value, items = Array.prototype.slice.call(box.children), shown = 0;\n"
     "    items.sort(function (a, b) {\n"
     "      if (k === 'name') return byName(a, b);\n"
-    "      return (key(b, k) - key(a, k)) || byName(a, b);\n"
+    "      var thin = (a.hasAttribute('data-thin') ? 1 : 0) - (b.hasAttribute('data-thin') ? 1 : "
+    "0);\n"
+    "      return thin || (key(b, k) - key(a, k)) || byName(a, b);\n"
     "    });\n"
     "    items.forEach(function (e) {\n"
     "      box.appendChild(e);\n"
@@ -520,6 +522,8 @@ static void line_chart(FILE *f, const struct causal_profile *p, const struct cau
 	fprintf(f, "\" data-point=\"%u\"", c->point);
 	data_number(f, "slope", c->slope);
 	data_number(f, "impact", c->impact);
+	if (c->thin)
+		fputs(" data-thin=\"1\"", f); /* ranked after the firm lines, as in the text */
 	fprintf(f, ">\n<h3><span class=\"rank\">%zu.</span> ", rank);
 	report_html_escape(f, causal_profile_string(p, c->selected));
 	if (c->contention)

@@ -594,6 +594,11 @@ static int compare_series(const void *a, const void *b, void *arg)
 	const struct causal_series *x = a, *y = b;
 	int c = 0;
 
+	/* a line whose curve rests on too little is no lead: firm lines first */
+	if (ctx->sort != CAUSAL_SORT_NAME)
+		c = (x->thin != 0) - (y->thin != 0);
+	if (c)
+		return c;
 	if (ctx->sort == CAUSAL_SORT_SLOPE)
 		c = compare_desc(x->slope, y->slope);
 	else if (ctx->sort == CAUSAL_SORT_IMPACT)

@@ -21,29 +21,32 @@ for f in "$dir"/*.coz; do
 	fi
 	grep -q '^lever causal report: [0-9]* runs\?, [0-9]* experiments' "$tmp/$name.txt" ||
 		fail "$name: no summary line"
-	grep -q '^ #  line .*slope' "$tmp/$name.txt" || fail "$name: no table"
+	grep -q '^ #  line .*effect' "$tmp/$name.txt" || fail "$name: no table"
 	awk 'length > 80 { exit 1 }' "$tmp/$name.txt" || fail "$name: lines over 80 columns"
 	grep -q 'malformed' "$tmp/$name.err" && fail "$name: malformed lines reported"
-	echo "ok: $name ($(grep -c '^[ 0-9][0-9][ !] ' "$tmp/$name.txt") lines)"
+	echo "ok: $name ($(grep -c '^[ 0-9][0-9][ !?] ' "$tmp/$name.txt") lines)"
 done
 
 # sqlite: lines of sqlite3.c, and the wrapped durations are skipped with a warning
-grep -q '^[ 0-9][0-9][ !] sqlite3\.c:[0-9]* ' "$tmp/sqlite.txt" || fail "sqlite: no sqlite3.c lines"
+grep -q '^[ 0-9][0-9][ !?] sqlite3\.c:[0-9]* ' "$tmp/sqlite.txt" || fail "sqlite: no sqlite3.c lines"
 grep -q 'sqlite.coz: skipped 7 experiment(s) with duration <= 0' "$tmp/sqlite.err" ||
 	fail "sqlite: no warning about the 7 wrapped durations"
 grep -q 'progress points: main.c:73 (throughput)' "$tmp/sqlite.txt" || fail "sqlite: point"
-# ranks: slopes in descending order
-sed -n 's/^[ 0-9][0-9][ !] [^ ]* *\([-+][0-9.]*\) .*/\1/p' "$tmp/sqlite.txt" | sort -gr -c ||
-	fail "sqlite: not sorted by slope"
+# ranks: lines with firm curves before thin ones, each group by impact, descending
+"$lever" causal report --json "$dir/sqlite.coz" 2>/dev/null |
+	jq -r '.series[] | "\(if .thin then 1 else 0 end) \(.impact)"' >"$tmp/ranks" ||
+	fail "sqlite: --json"
+[ -s "$tmp/ranks" ] && sort -s -k1,1n -k2,2gr -c "$tmp/ranks" ||
+	fail "sqlite: not ranked firm first, then by impact"
 # several profiles combine
 "$lever" causal report "$dir/sqlite.coz" "$dir/sqlite.coz" >"$tmp/twice.txt" 2>/dev/null ||
 	fail "two profiles"
 grep -q '^lever causal report: 80 runs' "$tmp/twice.txt" || fail "two profiles: runs not summed"
 # --top and --min-speedups
-n=$("$lever" causal report --top 3 "$dir/sqlite.coz" 2>/dev/null | grep -c '^[ 0-9][0-9][ !] ')
+n=$("$lever" causal report --top 3 "$dir/sqlite.coz" 2>/dev/null | grep -c '^[ 0-9][0-9][ !?] ')
 [ "$n" -eq 3 ] || fail "--top 3 showed $n lines"
-a=$("$lever" causal report --top 0 --min-speedups 2 "$dir/sqlite.coz" 2>/dev/null | grep -c '^[ 0-9][0-9][ !] ')
-b=$(grep -c '^[ 0-9][0-9][ !] ' "$tmp/sqlite.txt")
+a=$("$lever" causal report --top 0 --min-speedups 2 "$dir/sqlite.coz" 2>/dev/null | grep -c '^[ 0-9][0-9][ !?] ')
+b=$(grep -c '^[ 0-9][0-9][ !?] ' "$tmp/sqlite.txt")
 [ "$a" -gt "$b" ] || fail "--min-speedups 2 did not admit more lines ($a vs $b)"
 
 # bad input: clear errors, never a crash

@@ -277,6 +277,14 @@ static void record_call(struct ann_thread *t, struct ann_frame *f,
 	/* the probe's own time, ours and that of the probed calls inside, is not the function's */
 	for (int m = ANN_TIME; m <= ANN_CPU; m++)
 		d.v[m] = d.v[m] > own ? d.v[m] - own : 0;
+	/*
+	 * Lock waiting and holding happen inside the call, so neither can exceed
+	 * its time; a subtracted estimate of the probe's cost that came out a
+	 * little high must not make them seem to.
+	 */
+	for (int m = ANN_WAIT; m <= ANN_HOLD && ann_plan.metrics & ANN_METRIC_BIT(ANN_TIME); m++)
+		if (d.v[m] > d.v[ANN_TIME])
+			d.v[m] = d.v[ANN_TIME];
 	slot = f->epoch == ann_output_epoch() ? f->slot : -1;
 	/* a line for the thread's buffer is formatted in place: no copy */
 	if (slot < 0 && !t->calibrating && (buf = ann_output_reserve(t, p->line_max))) {
