@@ -37,7 +37,8 @@ test-asan: deps
 # machine), screenshot in $(BUILD)/coz-viewer.png; and the
 # HTML page of `lever causal report --html` for it and for Coz's ferret
 # profile, screenshot in $(BUILD)/causal-report.png (script errors fail); and
-# the page of a load-amplified sweep, $(BUILD)/causal-report-amp.png.
+# the page of a load-amplified sweep, $(BUILD)/causal-report-amp.png; the
+# struct heat map of `lever layout report --html`, $(BUILD)/layout-report.png.
 test-browser: build
 	@command -v chromium >/dev/null || scripts/install-deps.sh --browser
 	@rm -f $(BUILD)/browser.coz
@@ -50,6 +51,7 @@ test-browser: build
 		$(BUILD)/causal-report.png
 	@tests/browser/causal_report.sh $(BUILD)/bin/lever tests/e2e/data/amp_sweep.coz \
 		$(BUILD)/causal-report-amp.png
+	@tests/browser/layout_report.sh $(BUILD)/bin/lever $(BUILD)/layout-report.png
 
 bench: build
 	@scripts/install-deps.sh --bench

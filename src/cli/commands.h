@@ -37,6 +37,9 @@ int cmd_causal_sweep(int argc, char **argv);
 /* A --arrival-speedup value (causal.c): a time, bare numbers in ns, at most 1h. */
 bool causal_parse_arrival_speedup(const char *text, uint64_t *ns);
 
+/* `lever layout refs` (layout_refs.c): the static reference table of a binary. */
+int cmd_layout_refs(int argc, char **argv);
+
 /*
  * What an existing file holds if it is data a run produced (a causal profile,
  * samples), for report_output_check(); NULL for anything else (data_files.c).

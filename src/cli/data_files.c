@@ -2,7 +2,8 @@
 /*
  * The files lever's commands must not replace with a report unless forced
  * (--html, --export-*; issue 14 point 9): data a run produced, a causal
- * profile (doc/formats/profile.md) or a samples file (doc/formats/samples.md).
+ * profile (doc/formats/profile.md), a samples file (doc/formats/samples.md)
+ * or a layout record (doc/formats/layout-record.md).
  * Each format is recognised by its own room; this only names them for the
  * message of report_output_check().
  */
@@ -20,6 +21,8 @@ const char *cli_data_kind(const char *head)
 
 	if (causal_profile_sniff(head))
 		return "a causal profile";
+	if (strncmp(head, "lever-layout-record\t", 20) == 0)
+		return "a layout record";
 	is_samples =
 	    stats_samples_read_buffer("", head, strlen(head), &samples, err, sizeof(err)) == 0 &&
 	    samples.n > 0;

@@ -16,7 +16,8 @@
  * - Output as pahole prints layouts, the suggestion as a C struct, JSON.
  *
  * Struct descriptions are built in memory (by tests, or by a reader of a
- * record file); reading them from DWARF is not part of this module yet.
+ * record file); layout_static_write() writes them, with the reference
+ * table, from a binary's DWARF.
  */
 #ifndef LEVER_LAYOUT_H
 #define LEVER_LAYOUT_H
@@ -154,12 +155,68 @@ int layout_annotate(struct layout_program *p, const struct layout_sample *sample
 
 /* ------------------------------------------------------------ record file */
 
+/*
+ * Version 2 of the record (layout-record, issue 17): the binaries the pcs
+ * belong to, data addresses per sample and the collector's counters.
+ * A pc of module k > 0 is kept as LAYOUT_MODULE_PC(k, pc) so that every
+ * module has its own address space in one reference table.
+ */
+#define LAYOUT_MODULE_SHIFT	56
+#define LAYOUT_MODULE_PC(k, pc) (((uint64_t)(k) << LAYOUT_MODULE_SHIFT) | (pc))
+#define LAYOUT_PC_MODULE(pc)	((size_t)((pc) >> LAYOUT_MODULE_SHIFT))
+#define LAYOUT_PC_ADDRESS(pc)	((uint64_t)((pc) & ((1ull << LAYOUT_MODULE_SHIFT) - 1)))
+#define LAYOUT_RECORD_VERSION	2
+#define LAYOUT_MAX_MODULES	255
+
+struct layout_module {
+	char *path;
+	char *build_id; /* lowercase hex; "" when the file has none */
+};
+
+/* COUNT samples at pc (module-qualified) by tid touched data address addr. */
+struct layout_access {
+	uint64_t pc, addr, count;
+	uint32_t tid;
+	bool write;
+};
+
+/*
+ * COUNT samples by tid with this user call chain: pcs[0] the sampled pc,
+ * then return addresses, each module-qualified (LAYOUT_MODULE_PC);
+ * LAYOUT_CHAIN_UNKNOWN for a frame outside known code.
+ */
+#define LAYOUT_CHAIN_UNKNOWN   UINT64_MAX
+#define LAYOUT_MAX_CHAIN_DEPTH 256
+struct layout_chain {
+	uint64_t count;
+	uint32_t tid;
+	uint32_t n;
+	uint64_t *pcs;
+};
+
+/* A collector's counter: samples, lost, throttled, no-memory-operand... */
+struct layout_stat {
+	char *name;
+	uint64_t value;
+};
+
 /* A layout record (doc/formats/layout-record.md): structs, references, blocks, samples. */
 struct layout_record {
 	struct layout_program program;
 	size_t n_samples;
 	struct layout_sample *samples;
 	uint64_t period; /* events per sample; 0: not given */
+	/* ---- version 2 (layout-record, issue 17): what a collector records */
+	unsigned version;
+	char *source, *event; /* "clock", "cpu-clock"; NULL: not given */
+	size_t n_modules;     /* modules[0] is the program (`program` line) */
+	struct layout_module *modules;
+	size_t n_accesses;
+	struct layout_access *accesses;
+	size_t n_stats;
+	struct layout_stat *stats;
+	size_t n_chains;
+	struct layout_chain *chains;
 };
 /*
  * Read a record; `name` is the file name used in messages. On error
@@ -313,5 +370,214 @@ const struct layout_cache_counts *layout_cache_totals(const struct layout_cache 
 /* Counts of events that carried (struct, field); all zero if none did. */
 struct layout_cache_counts layout_cache_field_counts(const struct layout_cache *m,
 						     uint32_t struct_index, uint32_t field_index);
+
+/* ============================================================ layout-record (issue 17)
+ * Collection (`lever layout record`), record writing and merging, the HTML
+ * heat map and the pprof export. Owner: layout-record.
+ */
+
+/* Write rec as a version-2 record (everything the reader keeps). */
+int layout_record_write(FILE *f, const struct layout_record *rec);
+/* A counter by name (0 if absent) and adding to one (creating it). */
+uint64_t layout_record_stat(const struct layout_record *rec, const char *name);
+int layout_record_add_stat(struct layout_record *rec, const char *name, uint64_t value);
+/*
+ * Merge `in` into `acc` (spec §2.4 Algorithm 1, by (build ID, address)):
+ * the same program build and static part are required; samples, accesses
+ * and counters are summed per (module, pc, tid). -1 with why in err.
+ */
+int layout_record_merge(struct layout_record *acc, const struct layout_record *in, char *err,
+			size_t err_size);
+
+/* ---- perf_event bytes (collect_perf.c) */
+#define LAYOUT_PERF_REGS   24 /* perf's x86-64 user registers, AX..R15 */
+#define LAYOUT_PERF_REG_AX 0
+#define LAYOUT_PERF_REG_BX 1
+#define LAYOUT_PERF_REG_CX 2
+#define LAYOUT_PERF_REG_DX 3
+#define LAYOUT_PERF_REG_SI 4
+#define LAYOUT_PERF_REG_DI 5
+#define LAYOUT_PERF_REG_BP 6
+#define LAYOUT_PERF_REG_SP 7
+#define LAYOUT_PERF_REG_IP 8
+#define LAYOUT_PERF_REG_R8 16
+/* The general registers (no flags, no segments: 64-bit user ABI refuses DS..GS). */
+#define LAYOUT_PERF_REGS_GENERAL 0x00ff01ffull
+
+struct perf_event_header;
+struct perf_event_attr;
+
+struct layout_perf_sample {
+	uint16_t misc;
+	uint64_t id, ip, time, addr, period, weight, data_src;
+	uint32_t pid, tid, cpu;
+	uint64_t n_callchain;
+	const void *callchain; /* n_callchain u64, maybe unaligned: layout_perf_callchain_at */
+	uint32_t raw_size;
+	const void *raw;
+	uint64_t regs_abi;   /* PERF_SAMPLE_REGS_ABI_*; NONE: no registers */
+	uint64_t regs_valid; /* bit r: regs[r] was sampled */
+	uint64_t regs[LAYOUT_PERF_REGS];
+};
+/* Decode one PERF_RECORD_SAMPLE of `size` bytes; -1 if malformed or of an unknown type. */
+int layout_perf_parse_sample(const void *record, size_t size, uint64_t sample_type,
+			     uint64_t regs_mask, struct layout_perf_sample *s);
+uint64_t layout_perf_callchain_at(const struct layout_perf_sample *s, uint64_t i);
+/* The time in the sample_id trailer of a non-sample record (sample_id_all). */
+int layout_perf_record_time(const void *record, size_t size, uint64_t sample_type, uint64_t *time);
+/*
+ * Call fn on each record of a ring buffer's data area (data_size bytes, a
+ * power of two) between *tail and head, advancing *tail; a record that wraps
+ * the end is copied whole into scratch (64 KiB). Returns the number of
+ * records, -1 on a malformed buffer or when fn returns nonzero.
+ */
+long layout_perf_ring_read(const unsigned char *data, uint64_t data_size, uint64_t *tail,
+			   uint64_t head, unsigned char *scratch,
+			   int (*fn)(const struct perf_event_header *h, void *ctx), void *ctx);
+/*
+ * A named event of a sysfs PMU directory (".../devices/cpu", "mem-loads")
+ * into attr->type/config/config1/config2, then extra_terms ("ldlat=30") on
+ * top; event NULL: the PMU's type with config 0 (AMD's ibs_op). -1 with why.
+ */
+int layout_pmu_event_attr(const char *pmu_dir, const char *event, const char *extra_terms,
+			  struct perf_event_attr *attr, char *err, size_t err_size);
+
+/* ---- instructions and their data addresses (collect_decode.c) */
+#define LAYOUT_MEM_BASE_RIP (-2)
+struct layout_mem_operand {
+	bool has_memory; /* a data access (lea, nop, prefetch are not) */
+	bool read, write;
+	bool narrow;	       /* 32-bit address registers */
+	bool unknown_register; /* a base or index perf does not sample (a vector index) */
+	bool clobbers_address; /* the instruction overwrites its base or index */
+	int segment;	       /* 0, 1 = fs, 2 = gs */
+	int base, index;       /* perf register index, LAYOUT_MEM_BASE_RIP, or -1 */
+	unsigned scale, size, length;
+	int64_t disp;
+};
+struct layout_decoder;
+struct layout_decoder *layout_decoder_new(void);
+void layout_decoder_free(struct layout_decoder *d);
+/* Decode the instruction at code[0..n) (at address addr); -1 if invalid. */
+int layout_decode_memory(struct layout_decoder *d, const uint8_t *code, size_t n, uint64_t addr,
+			 struct layout_mem_operand *out);
+/* base + index * scale + disp from sampled registers; -1 when they cannot tell. */
+int layout_effective_address(const struct layout_mem_operand *op, uint64_t insn_addr,
+			     const uint64_t *regs, uint64_t regs_valid, uint64_t *ea);
+
+/* An ELF file's code on disk: segments, function starts, build ID. */
+struct layout_code;
+struct layout_code *layout_code_open(const char *path);
+void layout_code_free(struct layout_code *c);
+const char *layout_code_build_id(const struct layout_code *c);
+int layout_code_offset_to_vaddr(const struct layout_code *c, uint64_t offset, uint64_t *vaddr);
+int layout_code_decode(const struct layout_code *c, struct layout_decoder *d, uint64_t vaddr,
+		       struct layout_mem_operand *op);
+/* The instruction that ends where vaddr starts, decoded from its function's start; -1 if unknown.
+ */
+int layout_code_previous(const struct layout_code *c, struct layout_decoder *d, uint64_t vaddr,
+			 uint64_t *previous);
+
+/* ---- `lever layout record` (collect.c) */
+enum layout_source { LAYOUT_SOURCE_CLOCK, LAYOUT_SOURCE_PMU, LAYOUT_SOURCE_INSTR };
+enum layout_skid { LAYOUT_SKID_PREVIOUS, LAYOUT_SKID_NONE };
+
+struct layout_collect_options {
+	const char *who; /* "lever layout record" */
+	enum layout_source source;
+	bool source_given; /* --source=pmu given: no fallback to clock */
+	bool system_wide;
+	uint64_t period; /* events (pmu) or nanoseconds (clock); 0: freq */
+	uint64_t freq;	 /* samples per second */
+	bool callchain;
+	enum layout_skid skid;
+	unsigned ring_pages;	 /* per CPU, a power of two */
+	const char *pmu_root;	 /* /sys/bus/event_source/devices */
+	const char *output_name; /* for messages */
+	char *const *argv;	 /* PROGRAM [ARGS] */
+};
+/*
+ * Run argv under perf_event_open and write a version-2 record to out.
+ * Returns 0 with the program's wait status in *wait_status; -1 after
+ * printing why (nothing could be recorded); or, PROGRAM not found or not
+ * executable, LAUNCH_EXIT_NOT_FOUND (127) or LAUNCH_EXIT_CANNOT_EXEC (126).
+ */
+int layout_collect(const struct layout_collect_options *o, FILE *out, int *wait_status);
+
+/* ---- lines shared between threads, from data addresses (sharing.c) */
+struct layout_line_thread {
+	uint32_t tid;
+	uint64_t count, writes;
+	uint64_t bytes, written; /* byte masks of the line: touched, written */
+	bool has_field;		 /* a pc of its accesses references a field: */
+	uint32_t struct_index, field_index;
+};
+struct layout_shared_line {
+	uint64_t line; /* its address */
+	uint64_t count;
+	size_t n_threads;
+	struct layout_line_thread threads[LAYOUT_MAX_THREADS];
+	bool shared;	    /* two threads, one of them writes */
+	bool false_sharing; /* ... and no writer's bytes meet another thread's */
+};
+/* Shared lines of rec's accesses, most samples first: up to max into out; returns how many. */
+size_t layout_find_shared_lines(const struct layout_record *rec, struct layout_shared_line *out,
+				size_t max);
+/* One line each: "false sharing of data line 0x...: thread T bytes a-b (S.f), ..." */
+void layout_print_shared_lines(FILE *f, const struct layout_record *rec, size_t max);
+
+/* ---- outputs of a record (html.c, pprof.c) */
+/* The heat map: per struct, fields by cache line coloured by samples, the suggestion beside. */
+int layout_write_html(FILE *f, const char *title, const struct layout_record *rec,
+		      const struct layout_suggestion *sg, size_t n);
+/* Per-field samples as a gzipped pprof profile.proto; -1 with why. */
+int layout_write_pprof(FILE *f, const struct layout_record *rec, char *err, size_t err_size);
+/* ============================================================ end layout-record */
+/* ------------------------------------------------------------ static references (layout-static) */
+/*
+ * What `lever layout refs` and the collectors (`lever layout record`) need
+ * from a binary: the `struct`, `field`, `ref` and `block` lines of a layout
+ * record (doc/formats/layout-record.md), found without running it (spec
+ * autocpa.md §2.5, §8.5; the thesis's Ghidra "Data Type Reference Finder").
+ * Struct layouts come from DWARF (libdw); references from decoding every
+ * function (capstone) and typing the base register of each memory operand
+ * from DWARF variable locations, propagated through moves, loads of
+ * pointer fields, lea, add/sub of constants and call return types.
+ * PCs are the binary's link-time addresses (as in DWARF and objdump), not
+ * run-time ones: a collector subtracts the load bias of a PIE or library.
+ * Implemented in src/layout/static*.c and dwarf*.c; doc/layout-refs.md.
+ */
+struct layout_static_options {
+	const char *const *structs; /* names to keep (struct/class/typedef name) */
+	size_t n_structs;	    /* 0: every struct some instruction references */
+	bool all_structs; /* every struct of the DWARF, referenced or not (with n_structs 0) */
+	bool cache; /* read/write the result under $XDG_CACHE_HOME/lever/layout/ by build ID */
+};
+
+struct layout_static_stats {
+	size_t functions;	/* functions decoded */
+	size_t instructions;	/* instructions decoded */
+	size_t memory_operands; /* of which with a memory operand (lea, nop, prefetch excluded) */
+	size_t typed_operands;	/* ... whose address resolved to a struct field */
+	size_t refs;		/* ref lines written */
+	size_t blocks;		/* block lines written */
+	size_t structs;		/* struct lines written */
+	size_t
+	    unsupported; /* referenced structs left out: bitfields, packed (a comment says why) */
+	bool from_cache; /* the output was the cached result */
+};
+
+/*
+ * Write the struct, field, ref and block lines (no header line, no samples:
+ * the caller writes `lever-layout-record 1` first and samples after) for
+ * the ELF file `binary` (its DWARF may live in a separate debug file, found
+ * as gdb finds it). Structs the record format cannot describe (bitfields,
+ * packed or over-aligned placement) are left out with a `#` comment naming
+ * them and the reason, and their references dropped. stats may be NULL.
+ * Returns 0, or -1 with a message in err (no DWARF, not x86-64, I/O).
+ */
+int layout_static_write(const char *binary, const struct layout_static_options *o, FILE *out,
+			struct layout_static_stats *stats, char *err, size_t err_size);
+/* ------------------------------------------------------------ end of layout-static */
 
 #endif

@@ -106,7 +106,8 @@ expect_exit() {
 }
 expect_exit 2 "not thesis, repo-quirks or none" layout report --adjust=x "$tmp/r.record"
 expect_exit 2 "which record" layout report
-expect_exit 2 "unknown subcommand 'record'" layout record
+expect_exit 2 "unknown subcommand 'frob'" layout frob
+expect_exit 2 "no program given" layout record
 expect_exit 2 "is not a percentage 0..100" layout report --tolerance 150 "$tmp/r.record"
 expect_exit 2 "'50' is not a percentage above 50, up to 100" layout report --dominant 50 "$tmp/r.record"
 expect_exit 2 "'x' is not a count" layout report --threshold x "$tmp/r.record"

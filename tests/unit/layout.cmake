@@ -16,3 +16,12 @@ endif()
 lever_unit_test(test_layout_record
   SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_layout_record.c
   LIBS lever_layout lever_report lever_base m)
+# The collector of `lever layout record` on synthetic perf bytes, a fake
+# sysfs PMU, and capstone decoding with effective addresses (test_layout_collect).
+lever_unit_test(test_layout_collect
+  SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_layout_collect.c
+  LIBS lever_layout lever_report lever_base m)
+# The pprof export decoded back with protobuf-c from the same profile.proto.
+lever_unit_test(test_layout_pprof
+  SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_layout_pprof.c
+  LIBS lever_layout lever_layout_proto lever_report lever_base PkgConfig::ZLIB m)

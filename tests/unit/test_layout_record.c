@@ -4,6 +4,9 @@
  * thesis's Table 3.2 read and analysed end to end (→ d, a, c, b, 145),
  * every kind of error reported with file and line, and a fuzz loop of
  * random edits that must give a record or an error, never a crash.
+ * Version 2 (issue 17): modules, data addresses and counters read, written
+ * and read back unchanged; merging records of one build, and refusing
+ * records of another.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -101,7 +104,10 @@ static void test_errors_name_file_and_line(void **state)
 	(void)state;
 	expect_error("", "t.record:0: empty file");
 	expect_error("hello\n", "t.record:1: not a layout record");
-	expect_error("lever-layout-record\t2\n", "t.record:1: layout record version 2");
+	expect_error("lever-layout-record\t3\n", "t.record:1: layout record version 3");
+	/* version-2 lines in a version-1 record */
+	expect_error(HEAD "stat\tlost\t1\n", "t.record:2: 'stat' lines need version 2");
+	expect_error(HEAD "program\t/bin/x\t-\n", "'program' lines need version 2");
 	expect_error(HEAD "bogus\t1\n", "t.record:2: unknown record 'bogus'");
 	expect_error(HEAD "field\ta\tlong\t-\t0\t8\t8\n", "t.record:2: field outside a struct");
 	expect_error(HEAD "struct\tfoo\nstruct\tbar\n", "t.record:3: struct foo has no fields");
@@ -195,12 +201,364 @@ static void test_fuzz_never_crashes(void **state)
 	assert_true(failed > 0);
 }
 
+/* ------------------------------------------------------------ version 2 */
+
+static const char v2[] = "lever-layout-record\t2\n"
+			 "program\t/usr/bin/prog\t0123abcd\n"
+			 "source\tclock\tcpu-clock\n"
+			 "period\t1000000\n"
+			 "stat\tsamples\t40\n"
+			 "stat\tlost\t2\n"
+			 "struct\tfoo\n"
+			 "field\ta\tlong long\t-\t0\t8\t8\n"
+			 "field\tb\tstruct bar *\t-\t8\t8\t8\tpinned\n"
+			 "field\tname\tchar\t[16]\t16\t16\t1\n"
+			 "ref\t0x1000\tfoo\ta\tr\n"
+			 "ref\t0x1010\tfoo\tb\tw\n"
+			 "block\t0x1000\t0x1010\n"
+			 "sample\t0x1000\t10\t7\n"
+			 "sample\t0x1010\t5\t8\n"
+			 "access\t0x1000\t0x7f0000000040\t7\tr\t10\n"
+			 "module\t/usr/lib/libc.so.6\t-\n"
+			 "ref\t0x1000\tfoo\tname\tr\n"
+			 "sample\t0x1000\t20\t7\n"
+			 "sample\t0x2000\t3\t7\n"
+			 "access\t0x1000\t0x7f0000000050\t7\tw\t4\n"
+			 "chain\t6\t7\t0:0x1000,1:0x2000,?,0:0x1234\n"
+			 "chain\t2\t8\t1:0x1000\n";
+
+static void write_text(const struct layout_record *rec, char **text, size_t *len)
+{
+	FILE *f = open_memstream(text, len);
+
+	assert_non_null(f);
+	assert_int_equal(layout_record_write(f, rec), 0);
+	fclose(f);
+}
+
+static void test_version_2_read_write_read(void **state)
+{
+	struct layout_record rec, again;
+	char err[256] = "", *text = NULL, *text2 = NULL;
+	size_t len = 0, len2 = 0;
+	const struct layout_struct *s;
+
+	(void)state;
+	assert_int_equal(read_text(v2, strlen(v2), &rec, err, sizeof(err)), 0);
+	assert_int_equal(rec.version, 2);
+	assert_int_equal(rec.n_modules, 2);
+	assert_string_equal(rec.modules[0].build_id, "0123abcd");
+	assert_string_equal(rec.modules[1].path, "/usr/lib/libc.so.6");
+	assert_string_equal(rec.modules[1].build_id, "");
+	assert_string_equal(rec.source, "clock");
+	assert_int_equal(layout_record_stat(&rec, "lost"), 2);
+	assert_int_equal(layout_record_stat(&rec, "nothing"), 0);
+	/* the library's pcs live in their own space: 0x1000 there is not the program's */
+	assert_int_equal(rec.n_samples, 4);
+	assert_int_equal(rec.samples[2].pc, LAYOUT_MODULE_PC(1, 0x1000));
+	assert_int_equal(rec.accesses[1].pc, LAYOUT_MODULE_PC(1, 0x1000));
+	assert_true(rec.accesses[1].write);
+	assert_int_equal(rec.n_chains, 2);
+	assert_int_equal(rec.chains[0].count, 6);
+	assert_int_equal(rec.chains[0].n, 4);
+	assert_int_equal(rec.chains[0].pcs[1], LAYOUT_MODULE_PC(1, 0x2000));
+	assert_int_equal(rec.chains[0].pcs[2], LAYOUT_CHAIN_UNKNOWN);
+	assert_int_equal(rec.chains[0].pcs[3], 0x1234);
+	assert_int_equal(
+	    layout_annotate(&rec.program, rec.samples, rec.n_samples, LAYOUT_ADJUST_NONE), 0);
+	s = rec.program.structs[0];
+	assert_int_equal(s->fields[0].raw, 10);
+	assert_int_equal(s->fields[1].raw, 5);
+	assert_int_equal(s->fields[2].raw, 20);
+	assert_int_equal(rec.program.unattributed, 3);
+
+	/* written and read again: the same text */
+	write_text(&rec, &text, &len);
+	assert_int_equal(read_text(text, len, &again, err, sizeof(err)), 0);
+	write_text(&again, &text2, &len2);
+	assert_string_equal(text, text2);
+	assert_true(s->fields[1].pinned);
+	assert_int_equal(again.n_accesses, 2);
+	free(text);
+	free(text2);
+	layout_record_free(&rec);
+	layout_record_free(&again);
+
+	/* a version-1 record is read and written as version 2 */
+	assert_int_equal(read_text(table_3_2, strlen(table_3_2), &rec, err, sizeof(err)), 0);
+	assert_int_equal(rec.version, 1);
+	write_text(&rec, &text, &len);
+	assert_non_null(strstr(text, "lever-layout-record\t2\n"));
+	assert_int_equal(read_text(text, len, &again, err, sizeof(err)), 0);
+	assert_int_equal(again.n_samples, rec.n_samples);
+	assert_int_equal(again.program.n_refs, 4);
+	free(text);
+	layout_record_free(&rec);
+	layout_record_free(&again);
+}
+
+#define V2 "lever-layout-record\t2\n"
+
+static void test_version_2_errors(void **state)
+{
+	(void)state;
+	expect_error(V2 "module\t/lib/x\t-\n", "t.record:2: module before the program line");
+	expect_error(V2 "program\t/p\t-\nprogram\t/p\t-\n", "t.record:3: program given twice");
+	expect_error(V2 "sample\t0x1\t1\nprogram\t/p\t-\n", "program comes before the pcs");
+	expect_error(V2 "program\t/p\tXYZ\n", "build ID 'XYZ' is not lowercase hex");
+	expect_error(V2 "program\t/p\tabc\n", "build ID 'abc'");
+	expect_error(V2 "program\t/p\t-\nmodule\t/l\t-\nmodule\t/l\t-\n", "module /l given twice");
+	expect_error(V2 "source\tclock\n", "expected: source");
+	expect_error(V2 "source\ta\tb\nsource\ta\tb\n", "t.record:3: source given twice");
+	expect_error(V2 "access\t0x1\t0x2\t3\tq\t1\n", "access 'q' is neither r nor w");
+	expect_error(V2 "access\t0x1\t0x2\t3\tr\n", "expected: access");
+	expect_error(V2 "stat\tLost\t1\n", "stat name 'Lost'");
+	expect_error(V2 "stat\tlost\t1\nstat\tlost\t1\n", "t.record:3: stat lost given twice");
+	expect_error(V2 "sample\t0x100000000000000\t1\n",
+		     "pc: '0x100000000000000' is not a number");
+	expect_error(V2 "chain\t1\t2\t1:0x10\n", "t.record:2: frame of module 1: only 1 modules");
+	expect_error(V2 "chain\t1\t2\t0x10\n", "frame '0x10' is neither MODULE:ADDRESS nor ?");
+	expect_error(V2 "chain\t1\t2\t,\n", "a chain without frames");
+	expect_error(V2 "chain\t1\t2\n", "expected: chain");
+	expect_error(V2 "chain\t1\t2\t0:zz\n", "frame address: 'zz'");
+}
+
+static void read_ok(const char *text, struct layout_record *rec)
+{
+	char err[256] = "";
+
+	if (read_text(text, strlen(text), rec, err, sizeof(err)))
+		fail_msg("%s", err);
+}
+
+static void test_merge(void **state)
+{
+	struct layout_record a, b, c;
+	char err[256] = "", *other;
+
+	(void)state;
+	read_ok(v2, &a);
+	read_ok(v2, &b);
+	assert_int_equal(layout_record_merge(&a, &b, err, sizeof(err)), 0);
+	/* every (module, pc, tid) summed, nothing duplicated */
+	assert_int_equal(a.n_samples, 4);
+	for (size_t i = 0; i < a.n_samples; i++)
+		if (a.samples[i].pc == LAYOUT_MODULE_PC(1, 0x1000))
+			assert_int_equal(a.samples[i].count, 40);
+	assert_int_equal(a.n_accesses, 2);
+	assert_int_equal(a.accesses[0].count + a.accesses[1].count, 28);
+	assert_int_equal(layout_record_stat(&a, "samples"), 80);
+	assert_int_equal(layout_record_stat(&a, "lost"), 4);
+	assert_int_equal(a.n_modules, 2);
+	assert_int_equal(a.n_chains, 2);
+	assert_int_equal(a.chains[0].count + a.chains[1].count, 16);
+	layout_record_free(&b);
+
+	/* modules listed in another order map onto the same ones, by path and build ID */
+	{
+		static const char ab[] = V2 "program\t/p\tab\nmodule\t/la\t-\nsample\t0x10\t1\n"
+					    "module\t/lb\t-\nsample\t0x10\t2\n";
+		static const char ba[] = V2 "program\t/p\tab\nmodule\t/lb\t-\nsample\t0x10\t4\n"
+					    "module\t/lc\t-\nsample\t0x10\t16\n"
+					    "module\t/la\t-\nsample\t0x10\t8\n";
+
+		read_ok(ab, &b);
+		read_ok(ba, &c);
+		assert_int_equal(layout_record_merge(&b, &c, err, sizeof(err)), 0);
+		assert_int_equal(b.n_modules, 4);
+		assert_string_equal(b.modules[3].path, "/lc");
+		assert_int_equal(b.n_samples, 3);
+		assert_int_equal(b.samples[0].pc, LAYOUT_MODULE_PC(1, 0x10));
+		assert_int_equal(b.samples[0].count, 1 + 8);
+		assert_int_equal(b.samples[1].count, 2 + 4);
+		assert_int_equal(b.samples[2].pc, LAYOUT_MODULE_PC(3, 0x10));
+		assert_int_equal(b.samples[2].count, 16);
+		layout_record_free(&b);
+		layout_record_free(&c);
+	}
+	other = strdup(v2);
+	assert_non_null(other);
+	/* the library's reference on another library: the static parts differ */
+	memcpy(strstr(other, "libc.so.6"), "libX.so.6", 9);
+	read_ok(other, &b);
+	assert_int_equal(layout_record_merge(&a, &b, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "reference 2 differs"));
+	layout_record_free(&b);
+	free(other);
+
+	/* another build, another source, another static part: refused, saying why */
+	other = strdup(v2);
+	memcpy(strstr(other, "0123abcd"), "0123abce", 8);
+	read_ok(other, &b);
+	assert_int_equal(layout_record_merge(&a, &b, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "different builds: 0123abcd"));
+	layout_record_free(&b);
+	memcpy(strstr(other, "0123abce"), "0123abcd", 8);
+	memcpy(strstr(other, "cpu-clock"), "cpu-clocx", 9);
+	read_ok(other, &b);
+	assert_int_equal(layout_record_merge(&a, &b, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "different sources"));
+	layout_record_free(&b);
+	memcpy(strstr(other, "cpu-clocx"), "cpu-clock", 9);
+	memcpy(strstr(other, "ref\t0x1010\tfoo\tb\tw"), "ref\t0x1010\tfoo\tb\tr", 18);
+	read_ok(other, &b);
+	assert_int_equal(layout_record_merge(&a, &b, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "reference 1 differs"));
+	layout_record_free(&b);
+	free(other);
+	read_ok(table_3_2, &c);
+	assert_int_equal(layout_record_merge(&a, &c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "without the program's build ID"));
+	layout_record_free(&c);
+	layout_record_free(&a);
+}
+
+/*
+ * Version 2 fuzzed: what is accepted also writes, reads back to the same
+ * text, merges with itself, and goes through the HTML and pprof writers.
+ */
+static void check_accepted_v2(struct layout_record *rec)
+{
+	struct layout_record again, copy;
+	char err[256], *text = NULL, *text2 = NULL, *out = NULL;
+	size_t len = 0, len2 = 0, out_len = 0;
+	FILE *f;
+
+	write_text(rec, &text, &len);
+	if (read_text(text, len, &again, err, sizeof(err)))
+		fail_msg("written record does not read back: %s\n%s", err, text);
+	write_text(&again, &text2, &len2);
+	assert_string_equal(text, text2);
+	if (read_text(text, len, &copy, err, sizeof(err)) == 0) {
+		/* without a build ID merging refuses; with one it must succeed */
+		int rc = layout_record_merge(&again, &copy, err, sizeof(err));
+
+		if (rec->n_modules && *rec->modules[0].build_id)
+			assert_int_equal(rc, 0);
+		layout_record_free(&copy);
+	}
+	assert_int_equal(
+	    layout_annotate(&rec->program, rec->samples, rec->n_samples, LAYOUT_ADJUST_THESIS), 0);
+	f = open_memstream(&out, &out_len);
+	assert_non_null(f);
+	assert_int_equal(layout_write_pprof(f, rec, err, sizeof(err)), 0);
+	assert_int_equal(layout_write_html(f, "t", rec, NULL, 0), 0);
+	layout_print_shared_lines(f, rec, 3);
+	fclose(f);
+	free(out);
+	free(text);
+	free(text2);
+	layout_record_free(&again);
+}
+
+static void test_fuzz_version_2(void **state)
+{
+	static const char *const tokens[] = {
+	    "\t",     "\n", "program", "module", "access", "stat", "source", "sample", "ref",
+	    "struct", "0x", "-",       "r",	 "w",	   "ab",   "chain",  "1:",     ",?"};
+	const struct fuzz_edits edits = {.alphabet = NULL,
+					 .tokens = tokens,
+					 .n_tokens = sizeof(tokens) / sizeof(tokens[0]),
+					 .insert_weight = 2};
+	char buf[4096];
+	struct rng r;
+	unsigned ok = 0, failed = 0;
+
+	(void)state;
+	rng_seed(&r, 1717);
+	for (int round = 0; round < 3000; round++) {
+		size_t len = strlen(v2);
+		struct layout_record rec;
+		char err[256];
+
+		memcpy(buf, v2, len);
+		for (uint64_t k = rng_below(&r, 4) + 1; k > 0; k--)
+			fuzz_edit(&r, &edits, buf, &len, sizeof(buf));
+		if (read_text(buf, len, &rec, err, sizeof(err)) == 0) {
+			check_accepted_v2(&rec);
+			layout_record_free(&rec);
+			ok++;
+		} else {
+			assert_non_null(strstr(err, "t.record:"));
+			failed++;
+		}
+	}
+	assert_true(ok > 0);
+	assert_true(failed > 0);
+}
+
+/* ------------------------------------------------------------ shared lines */
+
+static void test_shared_lines_by_address(void **state)
+{
+	static const char text[] = V2 "program\t/p\tab\n"
+				      "struct\tcounters\n"
+				      "field\thits\tlong\t-\t0\t8\t8\n"
+				      "field\tmisses\tlong\t-\t8\t8\t8\n"
+				      "ref\t0x10\tcounters\thits\tw\n"
+				      "ref\t0x20\tcounters\tmisses\tw\n"
+				      "ref\t0x30\tcounters\thits\tr\n"
+				      /* line 0x1000: 1 writes hits, 2 writes misses: false */
+				      "access\t0x10\t0x1000\t1\tw\t30\n"
+				      "access\t0x20\t0x1008\t2\tw\t20\n"
+				      /* line 0x2040: 1 writes hits, 2 reads it: true */
+				      "access\t0x10\t0x2040\t1\tw\t5\n"
+				      "access\t0x30\t0x2040\t2\tr\t50\n"
+				      /* one thread only; two readers only: not shared */
+				      "access\t0x10\t0x3000\t1\tw\t99\n"
+				      "access\t0x30\t0x3008\t1\tr\t99\n"
+				      "access\t0x30\t0x4000\t1\tr\t7\n"
+				      "access\t0x30\t0x4010\t2\tr\t7\n"
+				      /* no reference: one byte each, 2 and 3 apart */
+				      "access\t0x99\t0x5002\t3\tw\t1\n"
+				      "access\t0x99\t0x5003\t4\tw\t1\n";
+	struct layout_record rec;
+	struct layout_shared_line lines[8];
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	read_ok(text, &rec);
+	assert_int_equal(layout_find_shared_lines(&rec, lines, 8), 3);
+	/* most samples first */
+	assert_int_equal(lines[0].line, 0x2040);
+	assert_true(lines[0].shared && !lines[0].false_sharing);
+	assert_int_equal(lines[0].count, 55);
+	assert_int_equal(lines[1].line, 0x1000);
+	assert_true(lines[1].false_sharing);
+	assert_int_equal(lines[1].n_threads, 2);
+	assert_int_equal(lines[1].threads[0].bytes, 0xffull);
+	assert_int_equal(lines[1].threads[1].bytes, 0xff00ull);
+	assert_int_equal(lines[2].line, 0x5000);
+	assert_true(lines[2].false_sharing);
+	assert_int_equal(lines[2].threads[0].written, 1ull << 2);
+	f = open_memstream(&out, &len);
+	layout_print_shared_lines(f, &rec, 2);
+	fclose(f);
+	assert_non_null(strstr(out, "true sharing of data line 0x2040 (55 samples): thread 1 bytes "
+				    "0-7 (counters.hits), 5 samples, 5 writes; thread 2 bytes 0-7 "
+				    "(counters.hits), 50 samples, 0 writes\n"));
+	assert_non_null(strstr(out,
+			       "false sharing of data line 0x1000 (50 samples): thread 1 "
+			       "bytes 0-7 (counters.hits), 30 samples, 30 writes; thread 2 bytes "
+			       "8-15 (counters.misses)"));
+	assert_non_null(strstr(out, "... 1 more shared lines\n"));
+	free(out);
+	layout_record_free(&rec);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_read_and_analyse_table_3_2),
 	    cmocka_unit_test(test_errors_name_file_and_line),
 	    cmocka_unit_test(test_fuzz_never_crashes),
+	    cmocka_unit_test(test_version_2_read_write_read),
+	    cmocka_unit_test(test_version_2_errors),
+	    cmocka_unit_test(test_merge),
+	    cmocka_unit_test(test_fuzz_version_2),
+	    cmocka_unit_test(test_shared_lines_by_address),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
