@@ -14,12 +14,13 @@ set -eu
 PKGS="build-essential cmake pkg-config clang libdw-dev libelf-dev libcapstone-dev libgsl-dev
 libcmocka-dev libjansson-dev coz-profiler gcc-12-plugin-dev llvm-14-dev jq dpkg-dev tcl
 lld gdb xz-utils bzip2 python3 dwarves libprotobuf-c-dev protobuf-c-compiler zlib1g-dev"
-# --bench: the peers and targets of bench/ (hyperfine, xz for the
+# --bench: the peers and targets of bench/ (hyperfine, uftrace for
+# bench/annotate_probe, xz for the
 # comparisons, linux-perf for the counters of bench/stabilizer/run.sh,
 # libevent-dev and bc to build and time memcached in bench/layout_static);
 # --browser: headless Chromium.
 case "${1:-}" in
---bench) PKGS="$PKGS hyperfine xz-utils linux-perf libevent-dev bc" ;;
+--bench) PKGS="$PKGS hyperfine xz-utils linux-perf libevent-dev bc uftrace" ;;
 --browser) PKGS="$PKGS chromium" ;;
 esac
 missing=""

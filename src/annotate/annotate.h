@@ -152,6 +152,111 @@ int annotate_writer_call(struct annotate_writer *w, uint32_t symbol, uint64_t id
 			 const double *metrics, const double *values, const char *const *branches);
 int annotate_writer_close(struct annotate_writer *w);
 
+/* ------------------------------------------------------------ record planning (issue 15,
+ * ann-probe) */
+
+/*
+ * What `lever annotate record` plans before it runs the program
+ * (doc/formats/annotate-plan.md): the modules (program, shared libraries) and
+ * in them the functions to probe, by file address and size, each with its
+ * feature program (planned from DWARF where the module has it).
+ */
+struct annotate_plan_module {
+	char *path;	    /* canonical absolute path */
+	char build_id[130]; /* hex; "" when the file has none */
+	bool has_symtab;    /* not stripped */
+	bool has_debug;	    /* DWARF found (in the file or a debug file) */
+};
+
+struct annotate_plan_function {
+	char *name;    /* the symbol (mangled for C++) */
+	char *display; /* as the record names it: the demangled signature, or the C name */
+	uint32_t module;
+	uint64_t addr, size; /* file address (st_value) and size */
+	void *ops;	     /* the feature program: n_ops struct ann_op (runtime/features.h) */
+	uint32_t n_ops;
+	uint32_t n_features;
+	char **feature_expr; /* per feature: the program's expression */
+	int *feature_kind;   /* per feature: enum annotate_feature_kind */
+};
+
+struct annotate_plan {
+	char *program; /* canonical path of the main program */
+	size_t n_modules, n_functions;
+	struct annotate_plan_module *modules;
+	struct annotate_plan_function *functions;
+};
+
+struct annotate_plan_settings {
+	const char *record; /* absolute path of the record the runtime appends to */
+	unsigned metrics;   /* bit per enum annotate_metric */
+	uint32_t rate_n;    /* calls recorded per period per symbol; 0: every call */
+	uint64_t period_ms;
+	const char *probe; /* auto, sled, live, uprobe */
+	unsigned max_depth, max_features;
+};
+
+/* Start a plan for program (as exec would run it). */
+int annotate_plan_init(struct annotate_plan *plan, const char *program, char *err, size_t err_size);
+/*
+ * Add the functions matching spec: a C name, a mangled C++ name, a demangled
+ * C++ name with or without its parameters, or a glob of any of these;
+ * `LIB:SPEC` for a shared library (a path, or a file name looked up as the
+ * dynamic loader would, globs allowed). Returns the number of functions
+ * added (0 when every function it matches was planned already) or a
+ * negative error with the reason in err.
+ */
+int annotate_plan_add(struct annotate_plan *plan, const char *spec, char *err, size_t err_size);
+/*
+ * Plan the features of every function (annotate_plan_features of the feature
+ * planner, where linked in), at most max_depth dereferences and max_features
+ * per variable. Modules without DWARF get none; *notes says so, once each.
+ */
+int annotate_plan_all_features(struct annotate_plan *plan, unsigned max_depth,
+			       unsigned max_features, FILE *notes);
+int annotate_plan_write(const struct annotate_plan *plan, const struct annotate_plan_settings *s,
+			const char *path, char *err, size_t err_size);
+void annotate_plan_free(struct annotate_plan *plan);
+/* The demangled form of a C++ symbol (malloc'ed), or NULL when it is not one. */
+char *annotate_demangle(const char *symbol);
+
+/* ------------------------------------------------------------ feature plans (spec §4.2.3, §5.2) */
+
+/*
+ * The input features of a function, planned from its DWARF (plan_features.c):
+ * a program for the runtime's interpreter (annotate/runtime/features.h and
+ * features_ops.h, doc/formats/annotate-features.md) that emits feature i
+ * into values[i], and per feature its name, the program's own expression
+ * (`j->items->len`, `strlen(str)`, `v.size()`, `typeid(*c)`), and its kind.
+ */
+struct ann_op;
+struct annotate_feature_decl {
+	char *expr;
+	enum annotate_feature_kind kind;
+};
+struct annotate_feature_plan {
+	struct ann_op *ops;
+	uint32_t n_ops;
+	struct annotate_feature_decl *decls;
+	uint32_t n_decls;
+};
+
+/*
+ * Plan the features of the function of module_path whose entry is at the
+ * file address func_offset (DW_AT_low_pc / st_value; 0: look it up by
+ * symbol), or else named symbol (mangled, plain, or a demangled signature).
+ * Parameters at the function's first instruction and the globals of its
+ * compilation unit, through at most max_depth pointer dereferences and
+ * max_features features per variable. Cached per build ID in
+ * $XDG_CACHE_HOME/lever/annotate/. Returns 0, or -ENODATA (no debug
+ * information: say so once, record metrics only), -ENOENT (no such
+ * function), another negative errno, with a message in err.
+ */
+int annotate_plan_features(const char *module_path, uint64_t func_offset, const char *symbol,
+			   unsigned max_depth, unsigned max_features,
+			   struct annotate_feature_plan *out, char *err, size_t err_size);
+void annotate_feature_plan_free(struct annotate_feature_plan *p);
+
 /* ------------------------------------------------------------ the annotation language */
 
 enum annotate_expr_kind {
@@ -441,5 +546,21 @@ int annotate_predict(const struct annotate_annotation *a, annotate_lookup_fn loo
  */
 int annotate_synth(struct annotate_writer *w, const char *shape, size_t calls, size_t features,
 		   uint64_t seed);
+
+/* ------------------------------------------------------------ dump (ann-metrics, issue 15) */
+
+enum annotate_dump_format { ANNOTATE_DUMP_CSV, ANNOTATE_DUMP_JSON };
+/*
+ * The calls of a record as one table (doc/annotate.md "dump"): a row per
+ * call with symbol, id, parent, the metrics present, the features by name
+ * (missing: empty in CSV, null in JSON). Only the named symbols when
+ * n_symbols > 0 (names as annotate_record_find takes them). Returns 0,
+ * -ENOENT with *missing the name of a symbol not in the record, -ENOMEM, or
+ * -EIO when writing to f failed.
+ */
+int annotate_dump(FILE *f, const struct annotate_record *r, const char *const *symbols,
+		  size_t n_symbols, enum annotate_dump_format format, const char **missing);
+
+/* ------------------------------------------------------------ end of dump */
 
 #endif

@@ -5,7 +5,10 @@
  *  1. pre-processing (§4.3.1, §4.3.3): numeric features complete over the
  *     calls and not constant are regressor candidates; of each pair with
  *     |Pearson r| > CORRELATION_THRESHOLD the later is dropped (duplicates
- *     included); enum and dynamic-type features give partition candidates,
+ *     included); a feature missing in some calls stays a candidate for the
+ *     nodes where it is complete (a field of one dynamic type, A.18: read
+ *     for that type's calls only); enum and dynamic-type features give
+ *     partition candidates,
  *     one part per value; branches executed exactly once per call give
  *     pivots by Algorithm 1 (pivot = the maximum of the lower class, §7.2
  *     item 6);
@@ -126,6 +129,15 @@ static bool complete(const struct annotate_feature *f, const size_t *rows, size_
 	return true;
 }
 
+static size_t present_count(const struct annotate_feature *f, const size_t *rows, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		k += !isnan(f->values[rows[i]]);
+	return k;
+}
+
 static bool varies(const struct annotate_feature *f, const size_t *rows, size_t n)
 {
 	for (size_t i = 1; i < n; i++)
@@ -211,6 +223,18 @@ static int correlation_filter(struct ctx *c, const size_t *rows, size_t n)
 
 	if (k < 2 || n < 3)
 		return 0;
+	/* the complete features first; the others are not correlated here */
+	for (size_t j = 0, front = 0; j < k; j++)
+		if (complete(&c->s->features[c->regs[j]], rows, n)) {
+			size_t t = c->regs[j];
+
+			memmove(&c->regs[front + 1], &c->regs[front], (j - front) * sizeof(size_t));
+			c->regs[front++] = t;
+		}
+	while (k > 0 && !complete(&c->s->features[c->regs[k - 1]], rows, n))
+		k--;
+	if (k < 2)
+		return 0;
 	/* one row per feature: GSL's CBLAS then walks both operands contiguously */
 	z = gsl_matrix_alloc(k, n);
 	r = gsl_matrix_alloc(k, k);
@@ -247,6 +271,8 @@ static int correlation_filter(struct ctx *c, const size_t *rows, size_t n)
 		else
 			c->regs[kept++] = c->regs[j];
 	}
+	for (size_t j = k; j < c->n_regs; j++) /* the partial features, all kept */
+		c->regs[kept++] = c->regs[j];
 	c->n_regs = kept;
 	gsl_matrix_free(z);
 	gsl_matrix_free(r);
@@ -347,10 +373,16 @@ static int preprocess(struct ctx *c, const size_t *rows, size_t n)
 		if (!is_numeric(ft->kind))
 			continue;
 		c->d->n_candidates++;
-		if (!complete(ft, rows, n))
+		if (!complete(ft, rows, n) && present_count(ft, rows, n) <= c->par->min_part_points)
 			logf_(c->d, "pre-processing: %s dropped (missing values)\n",
 			      c->d->names[f]);
-		else if (!varies(ft, rows, n))
+		else if (!complete(ft, rows, n)) {
+			logf_(c->d,
+			      "pre-processing: %s has missing values: a candidate where it is "
+			      "complete\n",
+			      c->d->names[f]);
+			c->regs[c->n_regs++] = f;
+		} else if (!varies(ft, rows, n))
 			logf_(c->d, "pre-processing: %s dropped (constant)\n", c->d->names[f]);
 		else
 			c->regs[c->n_regs++] = f;
@@ -900,11 +932,14 @@ static int heuristics(struct ctx *c, const size_t *rows, size_t n)
 	for (int h = 0; h < 2 && !rc && c->d->n_leaves == 0; h++) {
 		for (size_t j = 0; j < c->n_regs && !rc && c->d->n_leaves == 0; j++) {
 			size_t f = c->regs[j];
-			size_t m = h == 0 ? filter_least(c, f, rows, n, sub)
-					  : filter_main_trend(c, f, rows, n, sub);
+			size_t m;
 			struct pending *saved = c->failed;
 			size_t n_saved = c->n_failed;
 
+			if (!complete(&c->s->features[f], rows, n))
+				continue;
+			m = h == 0 ? filter_least(c, f, rows, n, sub)
+				   : filter_main_trend(c, f, rows, n, sub);
 			if (m == 0 || m == n) {
 				if (m == 0 && h == 0)
 					rc = -ENOMEM;
@@ -935,9 +970,9 @@ static long defining_feature(const struct ctx *c, const size_t *rows, size_t n,
 {
 	for (size_t j = 0; j < c->n_regs; j++) {
 		const double *v = c->s->features[c->regs[j]].values;
-		bool ok = true;
+		bool ok = complete(&c->s->features[c->regs[j]], rows, n);
 
-		for (size_t q = 0; q < nc; q++) {
+		for (size_t q = 0; q < nc && ok; q++) {
 			lo[q] = INFINITY;
 			hi[q] = -INFINITY;
 		}

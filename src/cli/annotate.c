@@ -2,7 +2,7 @@
 /*
  * lever annotate derive / check / predict / synth: Freud's analysis half
  * (spec/freud.md §3, §4.3; doc/annotate.md). Parses options, calls
- * src/annotate, prints. The recording half (`record`) is issue 15.
+ * src/annotate, prints. The recording half (`record`) is annotate_record.c.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "annotate/annotate.h"
 #include "base/base.h"
@@ -20,6 +22,10 @@
 /* CLI_UINT writes uint64_t; the analysis's counts are size_t, the same type here. */
 _Static_assert(_Generic((size_t)0, uint64_t : 1, default : 0), "size_t is not uint64_t");
 
+/* annotate_record.c */
+int cmd_annotate_record(int argc, char **argv);
+
+#define RECORD_USAGE "lever annotate record -f SYMBOL... [OPTIONS] -- PROGRAM [ARGS...]"
 #define DERIVE_USAGE                                                                               \
 	"lever annotate derive RECORD [-f SYMBOL]... [--metric M] [--json]\n"                      \
 	"                             [--html FILE] [OPTIONS]"
@@ -28,6 +34,7 @@ _Static_assert(_Generic((size_t)0, uint64_t : 1, default : 0), "size_t is not ui
 #define SYNTH_USAGE                                                                                \
 	"lever annotate synth --shape appendix-a|wide [--calls N] [--features K]\n"                \
 	"                            [--seed S] -o RECORD"
+#define DUMP_USAGE "lever annotate dump RECORD [--format=csv|json] [-f SYMBOL]... [-o FILE]"
 
 #define METRIC_NAMES "time, cpu, mem, wait, hold, pfaults, Pfaults, cs"
 
@@ -35,16 +42,20 @@ static const char annotate_description[] =
     "Probabilistic performance annotations (Freud): how a function's cost depends on\n"
     "its inputs. RECORD is an annotate record (doc/formats/annotate-record.md).\n";
 
-static const char annotate_overview[] = "usage: " DERIVE_USAGE "\n"
+static const char annotate_overview[] = "usage: " RECORD_USAGE "\n"
+					"       " DERIVE_USAGE "\n"
 					"       " CHECK_USAGE "\n"
 					"       " PREDICT_USAGE "\n"
-					"       " SYNTH_USAGE "\n";
+					"       " SYNTH_USAGE "\n"
+					"       " DUMP_USAGE "\n";
 
 static const char annotate_subcommands[] =
+    "record:  run a program, recording calls of chosen functions (metrics, features)\n"
     "derive:  one annotation per symbol, in the annotation language (doc/annotate.md)\n"
     "check:   the record's calls against the annotations, a test per scope\n"
     "predict: the distribution of the metric for the given feature values\n"
     "synth:   a synthetic record with a known answer\n"
+    "dump:    a record as CSV or JSON, one row per call (for R, pandas)\n"
     "\n"
     "Run 'lever annotate SUBCOMMAND --help' for its options.\n";
 
@@ -572,6 +583,112 @@ static int cmd_synth(int argc, char **argv)
 	return 0;
 }
 
+/* ------------------------------------------------------------ dump */
+
+static const char *const dump_formats[] = {"csv", "json", NULL};
+
+struct dump_opts {
+	int format; /* index in dump_formats = enum annotate_dump_format */
+	const char *out;
+	const char **functions;
+	size_t n_functions;
+};
+
+/* -f SYMBOL, repeatable. */
+static int dump_function_option(const struct cli_option *opt, const char *arg, void *ctx)
+{
+	struct dump_opts *o = ctx;
+	const char **fs = realloc(o->functions, (o->n_functions + 1) * sizeof(*fs));
+
+	(void)opt;
+	if (!fs) {
+		fprintf(stderr, "lever annotate dump: out of memory\n");
+		return 2;
+	}
+	o->functions = fs;
+	fs[o->n_functions++] = arg;
+	return 0;
+}
+
+/* 0 with *first the RECORD, CLI_HELP after --help, or an exit status. */
+static int parse_dump_options(struct dump_opts *o, int argc, char **argv, int *first)
+{
+	const struct cli_option table[] = {
+	    CLI_ENUM(0, "format", &o->format, "csv|json", dump_formats,
+		     "CSV (default, RFC 4180) or JSON: an array of one\n"
+		     "object per call"),
+	    CLI_CALLBACK('f', "function", "SYMBOL", dump_function_option,
+			 "only this symbol (repeatable; default: all)"),
+	    CLI_STRING('o', "output", &o->out, "FILE", "write to FILE instead of stdout"),
+	    CLI_END(),
+	};
+	const struct cli_command cmd = {
+	    .name = "lever annotate dump",
+	    .usage = "usage: " DUMP_USAGE,
+	    .description =
+		"RECORD as one table for other tools (R, pandas): a row per call with\n"
+		"symbol, id, parent, the metrics the record has (time, cpu, wait and hold\n"
+		"in microseconds) and the features by name; a missing value is empty in\n"
+		"CSV and null in JSON.\n",
+	    .options = table,
+	    .epilogue = "pandas: pd.read_csv(FILE) or pd.read_json(FILE); R: read.csv(FILE) or\n"
+			"jsonlite::fromJSON(FILE). Ids may exceed 2^53.\n",
+	};
+	int ret = cli_parse(&cmd, argc, argv, o, first);
+
+	if (!ret && *first + 1 != argc)
+		ret = cli_usage_error(&cmd, "expected one RECORD");
+	return ret;
+}
+
+static int cmd_dump(int argc, char **argv)
+{
+	struct dump_opts o = {.format = ANNOTATE_DUMP_CSV};
+	struct annotate_record rec;
+	const char *missing = NULL;
+	int operand = 0, rc;
+	bool regular = false;
+	FILE *out = stdout;
+
+	rc = parse_dump_options(&o, argc, argv, &operand);
+	if (rc) {
+		free(o.functions);
+		return rc == CLI_HELP ? 0 : rc;
+	}
+	if ((rc = read_record(argv[operand], &rec))) {
+		free(o.functions);
+		return rc;
+	}
+	if (o.out && !(out = fopen(o.out, "w"))) {
+		fprintf(stderr, "lever annotate dump: %s: %s\n", o.out, strerror(errno));
+		rc = 2;
+	} else if (o.out) {
+		struct stat st;
+
+		/* only a regular file is removed after a failure, never a device or a pipe */
+		regular = fstat(fileno(out), &st) == 0 && S_ISREG(st.st_mode);
+	}
+	if (!rc) {
+		rc = annotate_dump(out, &rec, o.functions, o.n_functions,
+				   (enum annotate_dump_format)o.format, &missing);
+		errno = 0;
+		if ((out == stdout ? fflush(out) : fclose(out)) && !rc)
+			rc = errno ? -errno : -EIO;
+		if (rc == -ENOENT)
+			fprintf(stderr, "lever annotate dump: %s: no symbol '%s' in the record\n",
+				argv[operand], missing);
+		else if (rc)
+			fprintf(stderr, "lever annotate dump: %s: %s\n", o.out ? o.out : "stdout",
+				strerror(-rc));
+		if (rc && regular)
+			unlink(o.out); /* no half table left behind */
+		rc = rc ? 2 : 0;
+	}
+	annotate_record_free(&rec);
+	free(o.functions);
+	return rc;
+}
+
 int cmd_annotate(int argc, char **argv)
 {
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
@@ -590,11 +707,10 @@ int cmd_annotate(int argc, char **argv)
 		return cmd_predict(argc - 1, argv + 1);
 	if (strcmp(argv[1], "synth") == 0)
 		return cmd_synth(argc - 1, argv + 1);
-	if (strcmp(argv[1], "record") == 0) {
-		fprintf(stderr, "lever annotate record: not built yet (issue 15); records can be "
-				"written with the writer API or `lever annotate synth`\n");
-		return EXIT_USAGE;
-	}
+	if (strcmp(argv[1], "dump") == 0)
+		return cmd_dump(argc - 1, argv + 1);
+	if (strcmp(argv[1], "record") == 0)
+		return cmd_annotate_record(argc - 1, argv + 1);
 	fprintf(stderr,
 		"lever annotate: unknown subcommand '%s'\nRun 'lever annotate --help' for usage.\n",
 		argv[1]);

@@ -12,11 +12,11 @@ trap 'rm -rf "$tmp"' EXIT
 fails=0
 . "$(dirname "${BASH_SOURCE[0]}")/lib/expect.sh"
 
-expect 0 'usage: lever annotate derive' "$lever" annotate --help
+expect 0 'lever annotate derive RECORD' "$lever" annotate --help
 expect 0 'usage: lever annotate' "$lever" help annotate
 expect 2 'usage: lever annotate' "$lever" annotate
 expect 2 "unknown subcommand 'frob'" "$lever" annotate frob
-expect 2 'issue 15' "$lever" annotate record -- true
+expect 2 'no function to probe: give -f SYMBOL' "$lever" annotate record -- true
 
 check 'synth' "$lever" annotate synth --calls 600 --seed 11 -o "$tmp/base.rec"
 check 'synth again' "$lever" annotate synth --calls 600 --seed 12 -o "$tmp/again.rec"

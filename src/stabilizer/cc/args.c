@@ -527,6 +527,8 @@ static bool take_lever_option(const char *arg, struct cc_options *opts, bool *ba
 		opts->link_seed_given = true;
 		if (!parse_u64_range(seed, 0, UINT64_MAX, &opts->link_seed))
 			*bad = true;
+	} else if (strcmp(arg, "--annotate") == 0) {
+		opts->annotate = true;
 	} else if (strcmp(arg, "--no-stack-pads") == 0) {
 		opts->no_stack_pads = true;
 	} else if (strcmp(arg, "--lever-verbose") == 0) {

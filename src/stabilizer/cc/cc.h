@@ -89,6 +89,7 @@ struct cc_options {
 	bool link_seed_given;
 	uint64_t link_seed;
 	bool no_stack_pads;
+	bool annotate; /* --annotate: the NOP sleds lever annotate record patches */
 	bool verbose;
 };
 

@@ -39,6 +39,7 @@ static int options_from_environment(struct cc_options *opts)
 		}
 	}
 	opts->no_stack_pads = env_is("LEVER_CC_STACK_PADS", "0");
+	opts->annotate = env_is("LEVER_CC_ANNOTATE", "1");
 	opts->verbose = env_is("LEVER_CC_VERBOSE", "1");
 	return 0;
 }

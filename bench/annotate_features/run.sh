@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# What the feature interpreter costs per sampled call, per kind of program
+# (eval_cost.c against the runtime's features_eval.c and safe_read.c, built
+# as the runtime is: -O2). ROUNDS interleaved rounds; the raw CSV and
+# `uptime` go to results/, table.py prints medians with their spread.
+# usage: bench/annotate_features/run.sh [ROUNDS] [EVALS_PER_ROUND]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../../src" && pwd)
+out=$here/results
+mkdir -p "$out"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cc -std=gnu11 -O2 -D_GNU_SOURCE -I"$src" -o "$tmp/eval_cost" "$here/eval_cost.c" \
+	"$src/annotate/runtime/features_eval.c" "$src/annotate/runtime/safe_read.c" -lm
+stamp=$(date -u +%Y%m%dT%H%M%SZ)
+{
+	echo "# $(uname -r) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+	echo "# uptime before: $(uptime)"
+} >"$out/$stamp.meta"
+"$tmp/eval_cost" "${1:-15}" "${2:-200000}" >"$out/$stamp.csv"
+echo "# uptime after: $(uptime)" >>"$out/$stamp.meta"
+cat "$out/$stamp.meta"
+python3 "$here/table.py" "$out/$stamp.csv" | tee "$out/$stamp.md"

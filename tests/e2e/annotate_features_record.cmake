@@ -1,0 +1,1 @@
+lever_e2e_test(annotate_features_record ${CMAKE_CURRENT_LIST_DIR}/annotate_features_record.sh)

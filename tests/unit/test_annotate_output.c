@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The record output of liblever-annotate.so (src/annotate/runtime/output.c,
+ * compiled in with stand-ins for the per-thread state): C lines in the
+ * record's format (units, missing values, ids and parents), whole lines
+ * through the thread buffer and its flushes, reservoir sampling per symbol
+ * and period (the first N calls, then slots in range, every call counted,
+ * each period written once), and a record the analysis reader accepts.
+ * RUNTIME label: runs under ASan+UBSan.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "annotate/runtime/runtime.h"
+#include "annotate/runtime/shadow.h"
+
+/* What the rest of the runtime provides to output.c. */
+struct ann_plan ann_plan;
+bool ann_verbose;
+struct ann_thread *ann_threads[ANN_MAX_THREADS];
+static struct ann_thread *me;
+
+struct ann_thread *ann_thread_current(void)
+{
+	return me;
+}
+
+int ann_reservoirs_init(void);
+
+static char path[] = "/tmp/lever-test-output-XXXXXX";
+
+static char *slurp(void)
+{
+	FILE *f = fopen(path, "r");
+	static char buf[1 << 20];
+	size_t n;
+
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	return buf;
+}
+
+static int setup(void **state)
+{
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	me = calloc(1, sizeof(*me));
+	assert_non_null(me);
+	ann_threads[0] = me;
+	memset(&ann_plan, 0, sizeof(ann_plan));
+	assert_int_equal(ann_output_open(path), 0);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	for (uint32_t i = 0; i < ann_plan.n_probes; i++)
+		free(ann_plan.probes[i].name);
+	free(ann_plan.probes);
+	ann_plan.probes = NULL;
+	ann_threads[0] = NULL;
+	free(me);
+	unlink(path);
+	strcpy(path, "/tmp/lever-test-output-XXXXXX");
+	return 0;
+}
+
+static void format_units_and_missing(void **state)
+{
+	struct ann_probe p = {.symbol = 3, .n_features = 4};
+	struct ann_metrics_snapshot d = {{0}};
+	double values[4] = {42, -7, 0.25, NAN};
+	char line[512];
+	size_t n;
+
+	(void)state;
+	ann_plan.metrics = ANN_METRIC_BIT(ANN_TIME) | ANN_METRIC_BIT(ANN_MEM) |
+			   ANN_METRIC_BIT(ANN_WAIT) | ANN_METRIC_BIT(ANN_CS);
+	d.v[ANN_TIME] = 1234567; /* ns: 1234.567 µs */
+	d.v[ANN_MEM] = 4096;
+	d.v[ANN_WAIT] = 5; /* 0.005 µs */
+	d.v[ANN_CS] = 2;
+	d.v[ANN_CPU] = 99; /* not asked for: absent */
+	n = ann_format_call(line, sizeof(line), &p, 18446744073709551615ull, 17, &d, values);
+	line[n] = 0;
+	assert_string_equal(line, "C 3 18446744073709551615 17 time=1234.567 mem=4096 wait=0.005 "
+				  "cs=2 0=42 1=-7 2=0.25 3=?\n");
+	/* no values (a uprobe): the features are absent, hence missing */
+	n = ann_format_call(line, sizeof(line), &p, 1, 0, &d, NULL);
+	line[n] = 0;
+	assert_string_equal(line, "C 3 1 0 time=1234.567 mem=4096 wait=0.005 cs=2\n");
+	/* too small a buffer: cut, but still one line */
+	n = ann_format_call(line, 16, &p, 1, 0, &d, values);
+	assert_int_equal(n, 16);
+	assert_int_equal(line[15], '\n');
+}
+
+static void ids_are_unique_and_positive(void **state)
+{
+	uint64_t a, b;
+
+	(void)state;
+	me->slot = 7;
+	a = ann_next_id();
+	b = ann_next_id();
+	assert_true(a > 0 && b == a + 1);
+	assert_int_equal((a >> 32) & 0xffff, 7);
+	ann_ids_reseed(); /* a forked child: a new nonce, ids stay > 0 */
+	assert_true(ann_next_id() > 0);
+}
+
+static void whole_lines_through_the_buffer(void **state)
+{
+	struct ann_probe p = {.symbol = 0};
+	char line[64];
+	size_t total = 0;
+	const char *out;
+	int lines = 0;
+
+	(void)state;
+	ann_plan.metrics = 0;
+	/* more than the 64 KiB buffer holds: flushed when full, the rest at the end */
+	for (int i = 0; i < 10000; i++) {
+		int n = snprintf(line, sizeof(line), "C 0 %d 0\n", i + 1);
+
+		ann_output_call(&p, (uint64_t)i + 1, -1, line, (size_t)n);
+		total += (size_t)n;
+	}
+	assert_true(strlen(slurp()) > 0 && strlen(slurp()) < total);
+	ann_output_flush_all();
+	out = slurp();
+	assert_int_equal(strlen(out), total);
+	for (const char *c = out; *c; c++)
+		lines += *c == '\n';
+	assert_int_equal(lines, 10000);
+	assert_int_equal(out[strlen(out) - 1], '\n');
+}
+
+static void reservoir_per_period(void **state)
+{
+	struct ann_probe *p;
+	int sampled = 0, first[5];
+	char line[64];
+	const char *out;
+	int lines = 0;
+
+	(void)state;
+	ann_plan.rate_n = 5;
+	ann_plan.period_ns = 1000;
+	ann_plan.n_probes = 1;
+	ann_plan.probes = calloc(1, sizeof(*ann_plan.probes));
+	p = &ann_plan.probes[0];
+	p->name = strdup("f");
+	assert_int_equal(ann_reservoirs_init(), 0);
+	me->rng = 12345;
+	/* the first five calls of a period take the five slots, in order */
+	for (int i = 0; i < 5; i++) {
+		first[i] = ann_sample_decide(p, 100);
+		assert_int_equal(first[i], i);
+	}
+	/* later ones: a slot in range, or none; every call is counted */
+	for (int k = 6; k <= 1000; k++) {
+		int slot = ann_sample_decide(p, 100);
+
+		assert_true(slot >= -1 && slot < 5);
+		sampled += slot >= 0;
+		if (slot >= 0) {
+			int n = snprintf(line, sizeof(line), "C 0 %d 0\n", k);
+
+			ann_reservoir_claim(p, slot, (uint64_t)k);
+			ann_output_call(p, (uint64_t)k, slot, line, (size_t)n);
+		}
+	}
+	/* about 5 (ln 1000 - ln 5) = 26.5 replacements are expected; far from 0 and from all */
+	assert_true(sampled > 5 && sampled < 200);
+	assert_int_equal(strlen(slurp()), 0); /* nothing written before the period ends */
+	/* the period ends: its reservoir (5 lines) is written, the calls counted */
+	assert_true(ann_sample_decide(p, 100 + 1000 + 1) == 0);
+	out = slurp();
+	for (const char *c = out; *c; c++)
+		lines += *c == '\n';
+	assert_int_equal(lines, 5);
+	assert_int_equal(p->calls, 1000);
+	ann_output_flush_all();
+	assert_int_equal(p->calls, 1001);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(format_units_and_missing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(ids_are_unique_and_positive, setup, teardown),
+	    cmocka_unit_test_setup_teardown(whole_lines_through_the_buffer, setup, teardown),
+	    cmocka_unit_test_setup_teardown(reservoir_per_period, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
