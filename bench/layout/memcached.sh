@@ -17,13 +17,15 @@
 # Raw records, reports and rounds go to bench/results/layout-memcached/;
 # table.py there turns the rounds into the README's overhead table.
 #
-# usage: memcached.sh LEVER_BUILD_DIR [ROUNDS] [SECONDS]
+# usage: memcached.sh LEVER_BUILD_DIR [ROUNDS] [SECONDS] [RECORD_SECONDS]
+# (SECONDS: each overhead round's load; RECORD_SECONDS: the kept record's)
 # env: WORK (default /work/scratch/layout-memcached), PORT (11511).
 # Needs: libevent-dev, libmemcached-tools (memcaslap), a deb-src line.
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 rounds=${2:-5}
 secs=${3:-10}
+rec_secs=${4:-60}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 lever=$build/bin/lever
@@ -58,6 +60,7 @@ mc_args=(-u nobody -l 127.0.0.1 -p "$port" -U 0 -t 4 -m 256 -c 1024)
 	echo "date: $(date -u +%FT%TZ)"
 	echo "uptime: $(uptime)"
 	echo "memcached: $(basename "$src") built with CFLAGS=-g -O2, $(stat -c %s "$mc") bytes"
+	echo "record: ${rec_secs}s of load; overhead rounds: ${secs}s each"
 	echo "load: memcaslap $(dpkg-query -W -f='${Version}' libmemcached-tools) -T 2 -c 32 -t ${secs}s (get 90%, set 10%)"
 	echo "gcc: $(gcc --version | head -1)"
 	echo "lever: $(git -C "$root" rev-parse --short HEAD 2>/dev/null)"
@@ -98,19 +101,19 @@ run_bare() {
 	stop "$pid"
 }
 
-# recorded run: record into $1 with source $2, prints TPS
+# recorded run: record into $1 with source $2 for $3 seconds, prints TPS
 run_recorded() {
-	local rec=$1 source=$2
+	local rec=$1 source=$2 len=${3:-$secs}
 	"$lever" layout record --source="$source" --force -o "$rec" -- \
 		"$mc" "${mc_args[@]}" 2>"$rec.stderr" &
 	local pid=$!
 	wait_port
-	load "$secs"
+	load "$len"
 	stop "$pid"
 }
 
 # 3. the records kept: clock, then pmu (no PMU here: its message kept)
-tps=$(run_recorded "$out/memcached-clock.rec" clock)
+tps=$(run_recorded "$out/memcached-clock.rec" clock "$rec_secs")
 echo "clock record: TPS $tps" >>"$out/environment.txt"
 cp "$work/load.log" "$out/memcached-clock.load.log"
 set +e
