@@ -65,20 +65,20 @@ export LD_LIBRARY_PATH=$sqb/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 	echo "nproc: $(nproc)"
 } >"$out/environment.txt"
 
-# The SQL workload: a table filled by 300 INSERT ... SELECT statements of
-# 1 to 1000 rows each (a recursive CTE, sizes from a fixed LCG), then 300
+# The SQL workload: a table filled by 200 INSERT ... SELECT statements of
+# 1 to 500 rows each (a recursive CTE, sizes from a fixed LCG), then 200
 # range scans of varied width, then an index and 100 point lookups: calls
 # of sqlite3_step/sqlite3VdbeExec whose cost spans three orders of magnitude.
 awk 'BEGIN {
 	x = 12345; srand(1)
 	print "CREATE TABLE t(a INTEGER, b TEXT, c REAL);"
 	print "BEGIN;"
-	for (i = 0; i < 300; i++) {
-		x = (x * 1103515245 + 12345) % 2147483648; n = 1 + x % 1000
+	for (i = 0; i < 200; i++) {
+		x = (x * 1103515245 + 12345) % 2147483648; n = 1 + x % 500
 		printf "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < %d) INSERT INTO t SELECT abs(random()) %% 100000, hex(randomblob(16)), i * 0.5 FROM s;\n", n
 	}
 	print "COMMIT;"
-	for (i = 0; i < 300; i++) {
+	for (i = 0; i < 200; i++) {
 		x = (x * 1103515245 + 12345) % 2147483648; lo = x % 100000
 		x = (x * 1103515245 + 12345) % 2147483648; w = x % 20000
 		printf "SELECT count(*), sum(c) FROM t WHERE a BETWEEN %d AND %d;\n", lo, lo + w
@@ -107,15 +107,21 @@ run_sqlite() { # [lever record args...] -- runs the workload on a fresh db
 	-o "$work/list_sort.ann" -- "${list_cmd[@]}" >/dev/null 2>"$out/list_sort.record.stderr"
 cp "$work/list_sort.ann/record" "$out/list_sort.record"
 cp "$work/list_sort.ann/plan" "$out/list_sort.plan"
-"$lever" annotate derive "$out/list_sort.record" >"$out/list_sort.derive.txt" \
-	2>"$out/list_sort.derive.stderr" || echo "derive exit $?" >>"$out/list_sort.derive.stderr"
+for metric in time cpu; do
+	"$lever" annotate derive --metric "$metric" "$out/list_sort.record" \
+		>"$out/list_sort.derive-$metric.txt" 2>"$out/list_sort.derive-$metric.stderr" ||
+		echo "derive exit $?" >>"$out/list_sort.derive-$metric.stderr"
+done
 
 run_sqlite "$lever" annotate record -v --metrics time,cpu,mem "${sqlite_probes[@]}" \
 	-o "$work/sqlite.ann" -- 2>"$out/sqlite.record.stderr"
 cp "$work/sqlite.ann/record" "$out/sqlite.record"
 cp "$work/sqlite.ann/plan" "$out/sqlite.plan"
-"$lever" annotate derive "$out/sqlite.record" >"$out/sqlite.derive.txt" \
-	2>"$out/sqlite.derive.stderr" || echo "derive exit $?" >>"$out/sqlite.derive.stderr"
+for metric in time cpu; do
+	"$lever" annotate derive --metric "$metric" "$out/sqlite.record" \
+		>"$out/sqlite.derive-$metric.txt" 2>"$out/sqlite.derive-$metric.stderr" ||
+		echo "derive exit $?" >>"$out/sqlite.derive-$metric.stderr"
+done
 
 # --- 2. overhead: bare against recorded, interleaved ---------------------
 # timed PROGRAM-KEY MODE -> "wall cpu" seconds of the whole run
