@@ -127,7 +127,6 @@ done
 # timed PROGRAM-KEY MODE -> "wall cpu" seconds of the whole run
 timed() {
 	local prog=$1 mode=$2 rec=()
-	[ "$mode" = recorded ] || rec=()
 	if [ "$mode" = recorded ]; then
 		if [ "$prog" = list_sort ]; then
 			rec=("$lever" annotate record --metrics time,cpu,mem "${list_probes[@]}" -o "$work/ovh.ann" --)

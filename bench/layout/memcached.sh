@@ -68,8 +68,8 @@ mc_args=(-u nobody -l 127.0.0.1 -p "$port" -U 0 -t 4 -m 256 -c 1024)
 } >"$out/environment.txt"
 
 wait_port() {
-	local i
-	for i in $(seq 1 200); do
+	local _
+	for _ in $(seq 1 200); do
 		(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
 		sleep 0.1
 	done
