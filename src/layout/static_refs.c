@@ -60,6 +60,7 @@ struct block_info {
 	size_t n_succ;
 	struct state in, out;
 	bool visited;
+	bool padding; /* nops nothing jumps to: alignment between code, no path */
 };
 
 struct fn_ctx {
@@ -639,6 +640,21 @@ static void transfer(struct fn_ctx *c, const cs_insn *in, struct state *st,
 	}
 }
 
+/*
+ * Whether operand i of an instruction writes memory. Capstone 4 marks the
+ * destination of some SSE/AVX stores (movups, movq, movdqa, vmovdqu) as
+ * read only; a move's first operand is its destination whatever it says.
+ */
+static bool writes(const cs_insn *in, uint8_t i)
+{
+	const cs_x86 *x = &in->detail->x86;
+
+	if (x->operands[i].access & CS_AC_WRITE)
+		return true;
+	return i == 0 && x->op_count >= 2 &&
+	       (strncmp(in->mnemonic, "mov", 3) == 0 || strncmp(in->mnemonic, "vmov", 4) == 0);
+}
+
 /* One instruction: its references (when emitting) and its effect on the state. */
 static int step(struct fn_ctx *c, const cs_insn *in, struct state *st, csh cs)
 {
@@ -673,8 +689,8 @@ static int step(struct fn_ctx *c, const cs_insn *in, struct state *st, csh cs)
 			loaded = mem.slot;
 		if (mem.s == ST_NONE)
 			continue;
-		if (emit_refs(c, in->address, mem.s, mem.off, op->size,
-			      (op->access & CS_AC_WRITE) != 0, 0, &leaf_s, &leaf_m))
+		if (emit_refs(c, in->address, mem.s, mem.off, op->size, writes(in, i), 0, &leaf_s,
+			      &leaf_m))
 			return -1;
 		if (leaf_s != ST_NONE) {
 			const struct st_member *leaf = &c->t->s[leaf_s].m[leaf_m];
@@ -872,6 +888,23 @@ static size_t *predecessors(const struct block_info *b, size_t nb, size_t **pred
 	return pred;
 }
 
+/*
+ * Alignment padding after a jump or return (nop, int3) is a block nothing
+ * reaches; falling through from it into a branch target must not make the
+ * target's registers unknown.
+ */
+static void mark_padding(const struct fn_ctx *c, struct block_info *b, size_t nb,
+			 const size_t *pred_start)
+{
+	for (size_t i = 1; i < nb; i++) {
+		bool only_nops = pred_start[i] == pred_start[i + 1];
+
+		for (size_t k = b[i].first; k <= b[i].last && only_nops; k++)
+			only_nops = c->insn[k].id == X86_INS_NOP || c->insn[k].id == X86_INS_INT3;
+		b[i].padding = only_nops;
+	}
+}
+
 /* Forward propagation to a fixed point (bounded), then one pass that emits. */
 static int analyse_function(struct fn_ctx *c, csh cs)
 {
@@ -886,6 +919,7 @@ static int analyse_function(struct fn_ctx *c, csh cs)
 		free(b);
 		return -1;
 	}
+	mark_padding(c, b, nb, pred_start);
 	c->emit = false;
 	for (int pass = 0; pass < MAX_PASSES && rc == 0; pass++) {
 		bool changed = false;
@@ -896,7 +930,7 @@ static int analyse_function(struct fn_ctx *c, csh cs)
 
 			/* in = meet of the outs of the predecessors visited so far */
 			for (size_t k = pred_start[i]; k < pred_start[i + 1] && i; k++)
-				if (b[pred[k]].visited) {
+				if (b[pred[k]].visited && !b[pred[k]].padding) {
 					meet(c->t, &in, &b[pred[k]].out, first);
 					first = false;
 				}

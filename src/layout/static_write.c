@@ -6,7 +6,8 @@
  * blocks that hold references, as `struct`, `field`, `ref` and `block`
  * lines (doc/formats/layout-record.md). The thesis ran Ghidra once per
  * binary because it is slow; here the result is cached by ELF build ID
- * under $XDG_CACHE_HOME/lever/layout/ (spec §7 "cached by build-id").
+ * under $XDG_CACHE_HOME/lever/layout/ (spec §7 "cached by build-id"),
+ * keyed also by lever's own build ID and the options.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +25,28 @@
 
 /* Bump when the output for the same binary changes: old cache entries go stale. */
 #define STATIC_REVISION 1
+
+/*
+ * The build ID of the running program (lever itself): a lever rebuilt from
+ * other sources under the same version number must not read what an older
+ * one cached. Its length, 0 if there is none.
+ */
+static size_t own_build_id(unsigned char *out, size_t size)
+{
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	Elf *elf;
+	size_t n = 0;
+
+	if (fd < 0)
+		return 0;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf)
+		n = elf_build_id(elf, out, size);
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return n;
+}
 
 struct input {
 	int fd, debug_fd;
@@ -374,6 +397,7 @@ static bool cache_path(const struct input *in, const struct layout_static_option
 	char dir[4096], id[129];
 	uint64_t key = fnv1a(0, "lever-layout-static", 19);
 	int rev = STATIC_REVISION;
+	unsigned char self[64];
 
 	if (!in->build_id_len)
 		return false;
@@ -385,6 +409,7 @@ static bool cache_path(const struct input *in, const struct layout_static_option
 		return false;
 	key = fnv1a(key, &rev, sizeof(rev));
 	key = fnv1a(key, LEVER_VERSION, strlen(LEVER_VERSION));
+	key = fnv1a(key, self, own_build_id(self, sizeof(self)));
 	for (size_t i = 0; i < o->n_structs; i++)
 		key = fnv1a(key, o->structs[i], strlen(o->structs[i]) + 1);
 	key = fnv1a(key, &o->all_structs, sizeof(o->all_structs));

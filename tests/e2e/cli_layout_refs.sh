@@ -95,6 +95,11 @@ ls "$XDG_CACHE_HOME"/lever/layout/*.refs >/dev/null 2>&1 || fail "nothing cached
 grep -q 'from the cache' "$tmp/b.err" || fail "second run did not use the cache: $(cat "$tmp/b.err")"
 cmp -s "$tmp/a.rec" "$tmp/b.rec" || fail "cached record differs"
 grep -q 'from the cache' "$tmp/a.err" && fail "first run claims the cache"
+# a lever built from other sources (another build ID) does not read it
+if objcopy --remove-section .note.gnu.build-id "$lever" "$tmp/lever-other" 2>/dev/null; then
+	"$tmp/lever-other" layout refs -o "$tmp/o.rec" "$gcc_o2" 2>"$tmp/o.err" || fail "other lever"
+	grep -q 'from the cache' "$tmp/o.err" && fail "a lever with another build ID read the cache"
+fi
 rm -rf "$XDG_CACHE_HOME"
 "$lever" layout refs --no-cache -q -o "$tmp/c.rec" "$gcc_o2" || fail "--no-cache run"
 [ -e "$XDG_CACHE_HOME" ] && fail "--no-cache wrote the cache"

@@ -7,7 +7,8 @@
  */
 #include <cstdint>
 
-namespace shapes {
+namespace shapes
+{
 struct Base {
 	long id;
 	int kind;
@@ -16,10 +17,16 @@ struct Base {
 struct Empty {
 };
 
-class Shape : public Empty, public Base {
+class Shape : public Empty, public Base
+{
       public:
-	virtual ~Shape() {}
-	virtual double area() const { return 0; }
+	virtual ~Shape()
+	{
+	}
+	virtual double area() const
+	{
+		return 0;
+	}
 	double x, y;
 	char tag;
 };
