@@ -5,15 +5,16 @@
 # amalgamation with tclsh; lld: stabilizer_cc links with it; gdb:
 # stabilizer_code checks gdb unwinds through moved code; xz-utils, bzip2,
 # python3: programs stabilize_programs runs under the shuffling heap;
-# dwarves: pahole, which cli_layout_refs_pahole checks lever layout refs
-# against; libprotobuf-c-dev, protobuf-c-compiler, zlib1g-dev: lever layout
-# export --pprof encodes profile.proto and gzips it).
+# libprotobuf-c-dev, protobuf-c-compiler, zlib1g-dev: lever layout export
+# --pprof encodes profile.proto and gzips it; dwarves: pahole, which
+# cli_layout_refs_pahole checks lever layout refs against).
 # A test whose dependency is missing reports Skipped (a failure under CI=true).
 # Idempotent; works as root or through sudo.
 set -eu
 PKGS="build-essential cmake pkg-config clang libdw-dev libelf-dev libcapstone-dev libgsl-dev
 libcmocka-dev libjansson-dev coz-profiler gcc-12-plugin-dev llvm-14-dev jq dpkg-dev tcl
-lld gdb xz-utils bzip2 python3 dwarves libprotobuf-c-dev protobuf-c-compiler zlib1g-dev"
+lld gdb xz-utils bzip2 python3 libprotobuf-c-dev protobuf-c-compiler zlib1g-dev
+dwarves"
 # --bench: the peers and targets of bench/ (hyperfine, uftrace for
 # bench/annotate_probe, xz for the
 # comparisons, linux-perf for the counters of bench/stabilizer/run.sh,

@@ -17,6 +17,11 @@
  * - `clock`: cpu-clock samples with the user registers; the memory operand
  *   of the sampled instruction (the previous one, --skid) is decoded and its
  *   address computed (collect_decode.c).
+ * - The record starts with the static part of every module sampled that has
+ *   DWARF (layout_static_write, layout-static's), then the samples per
+ *   (pc, thread), the data addresses, -g's call chains and the counters.
+ * Samples are kept in memory until the program ends (256 bytes each, mostly
+ * the registers), which bounds how long one recording can run.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -789,8 +794,7 @@ struct resolver {
 	struct count_table counts;
 	struct chain_table chains;
 	/* the counters written as `stat` lines */
-	uint64_t samples, memory, no_memory, address_unknown, no_previous, outside, unreadable,
-	    kernel;
+	uint64_t samples, memory, no_memory, address_unknown, no_previous, outside, unreadable;
 	size_t static_modules; /* modules whose static part the record has */
 	size_t n_used;	       /* modules in the record */
 	const char *program;   /* canonical path of PROGRAM: module 0 */

@@ -149,7 +149,7 @@ size_t layout_find_shared_lines(const struct layout_record *rec, struct layout_s
 	free(by_line);
 	if (n)
 		qsort(lines, n, sizeof(*lines), compare_lines);
-	if (out)
+	if (out && n && max) /* lines is NULL when none is shared */
 		memcpy(out, lines, (n < max ? n : max) * sizeof(*out));
 	free(lines);
 	return n;
