@@ -50,7 +50,7 @@ run_variant() { # VARIANT -> ns per call
 	live) rec --no-features -f empty -- "$tmp/loop" "$n" ;;
 	live-all) rec --no-features --rate=all -f empty -- "$tmp/loop" "$n" ;;
 	uprobe-all) rec --no-features --rate=all --probe=uprobe -f empty -- "$tmp/loop" "$n_slow" ;;
-	pg-base) "$tmp/loop_pg" "$n" ;;
+	pg-base) (cd "$tmp" && ./loop_pg "$n") ;; # gmon.out lands in $tmp
 	uftrace) (cd "$tmp" && uftrace record -d "$tmp/uftrace.data" ./loop_pg "$n") ;;
 	esac | awk '/^ns_per_call/ { print $2 }'
 }

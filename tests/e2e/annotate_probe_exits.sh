@@ -2,7 +2,8 @@
 # lever annotate record: exits by return-address replacement stay correct
 # through longjmp and siglongjmp, C++ exceptions (thrown through probed
 # frames with cleanups, caught and rethrown), signal handlers that run a
-# probed function (synchronous and from an interval timer), threads (one
+# probed function (synchronous and from an interval timer; on an alternate
+# stack above the thread's stack), threads (one
 # leaving by pthread_exit inside a probed call), fork and exec. Each with the
 # sled and the live probes; the program's output never changes.
 set -euo pipefail
@@ -73,6 +74,18 @@ for v in "" _sled; do
 	# (or in_handler itself: a second signal landing in the first one's handler)
 	check "signals$v: in_handler's parent is work, in_handler or none" 0 \
 		"$(parents_within "$r" in_handler work in_handler 0)"
+
+	# -- a handler on an alternate stack above the thread's stack, calls in progress below
+	FUNCS="-f outer -f work -f in_handler"
+	"$dir/probe_altstack$v" >"$tmp/plain"
+	record "alt$v" "$dir/probe_altstack$v"
+	r=$tmp/alt$v/record
+	cmp "$tmp/plain" "$tmp/alt$v.out"
+	grep -q "alt stack above" "$tmp/plain"
+	check "altstack$v: work recorded" 100 "$(calls "$r" work)"
+	check "altstack$v: outer recorded" 1 "$(calls "$r" outer)"
+	check "altstack$v: in_handler recorded" 10 "$(calls "$r" in_handler)"
+	check "altstack$v: in_handler's parent is work" 0 "$(parents_within "$r" in_handler work)"
 
 	# -- threads, pthread_exit, fork, exec
 	FUNCS="-f work -f quit_now -f thread_main"

@@ -35,3 +35,4 @@ target_compile_options(annotate_probe_dl PRIVATE -g -O2)
 set_target_properties(annotate_probe_dl PROPERTIES OUTPUT_NAME probe_dl
   LIBRARY_OUTPUT_DIRECTORY ${ANNOTATE_PROBE_DIR})
 annotate_probe_program(probe_nested probe_nested.c)
+annotate_probe_program(probe_altstack probe_altstack.c)

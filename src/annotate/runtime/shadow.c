@@ -74,6 +74,24 @@ static void make_key(void)
 	pthread_key_create(&thread_key, thread_destructor);
 }
 
+/* The bounds of the calling thread's stack (for the main thread, as far as it may grow). */
+static void thread_stack(struct ann_thread *t)
+{
+	pthread_attr_t attr;
+	void *lo;
+	size_t size;
+
+	t->stack_lo = 0;
+	t->stack_hi = UINTPTR_MAX; /* unknown: every address counts as this stack */
+	if (pthread_getattr_np(pthread_self(), &attr))
+		return;
+	if (pthread_attr_getstack(&attr, &lo, &size) == 0) {
+		t->stack_lo = (uintptr_t)lo;
+		t->stack_hi = (uintptr_t)lo + size;
+	}
+	pthread_attr_destroy(&attr);
+}
+
 struct ann_thread *ann_thread_get(void)
 {
 	struct ann_thread *t = self;
@@ -89,6 +107,7 @@ struct ann_thread *ann_thread_get(void)
 	t->rng = 0x9e3779b97f4a7c15ull ^ ((uint64_t)slot << 32) ^ (uint64_t)(uintptr_t)t;
 	if (slot < ANN_MAX_THREADS)
 		ann_threads[slot] = t;
+	thread_stack(t);
 	self = t;
 	pthread_once(&key_once, make_key);
 	pthread_setspecific(thread_key, t);
@@ -109,15 +128,33 @@ static uint64_t now_coarse_ns(void)
 }
 
 /* Frames whose key is below sp belong to calls that can no longer return. */
+static bool on_thread_stack(const struct ann_thread *t, uintptr_t sp)
+{
+	return sp >= t->stack_lo && sp < t->stack_hi;
+}
+
+static void drop_top(struct ann_thread *t)
+{
+	struct ann_frame *f = &t->frames[t->depth - 1];
+
+	atomic_fetch_add(&f->probe->dropped_unwound, 1);
+	t->values_top = f->values_at;
+	t->depth--;
+}
+
+/*
+ * Only on the thread's own stack do addresses say which frames are gone: a
+ * signal handler on an alternate stack, or a coroutine's stack, may lie
+ * above the calls still running below it, so frames elsewhere are never
+ * dropped by comparison (frame_for finds them by their exact key).
+ */
 static void drop_dead(struct ann_thread *t, uintptr_t sp)
 {
-	while (t->depth && t->frames[t->depth - 1].sp < sp) {
-		struct ann_frame *f = &t->frames[t->depth - 1];
-
-		atomic_fetch_add(&f->probe->dropped_unwound, 1);
-		t->values_top = f->values_at;
-		t->depth--;
-	}
+	if (!on_thread_stack(t, sp))
+		return;
+	while (t->depth && t->frames[t->depth - 1].sp < sp &&
+	       on_thread_stack(t, t->frames[t->depth - 1].sp))
+		drop_top(t);
 }
 
 void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs)
@@ -200,6 +237,14 @@ static struct ann_frame *frame_for(struct ann_thread *t, uintptr_t sp)
 	drop_dead(t, sp);
 	if (t->depth && t->frames[t->depth - 1].sp == sp)
 		return &t->frames[t->depth - 1];
+	/* frames above it on another stack, left by a handler that jumped out */
+	for (uint32_t i = t->depth; i-- > 0;) {
+		if (t->frames[i].sp != sp)
+			continue;
+		while (t->depth > i + 1)
+			drop_top(t);
+		return &t->frames[i];
+	}
 	return NULL;
 }
 

@@ -30,16 +30,17 @@ struct ann_frame {
 };
 
 struct ann_thread {
-	volatile int busy;	   /* inside a handler: a signal's probes stand aside */
-	int disabled;		   /* after thread end */
-	int calibrating;	   /* format, do not write */
-	uint64_t calibration_span; /* sum of the recorded spans while calibrating */
-	uint32_t slot;		   /* thread slot, part of the ids */
-	uint32_t counter;	   /* ids of this thread */
-	uint64_t rng;		   /* reservoir draws */
-	uint64_t overhead_ns;	   /* probe time spent on this thread so far */
-	int clock_countdown;	   /* calls until the clock is read again (rates) */
-	uint64_t now;		   /* CLOCK_MONOTONIC_COARSE as last read */
+	volatile int busy;	      /* inside a handler: a signal's probes stand aside */
+	int disabled;		      /* after thread end */
+	int calibrating;	      /* format, do not write */
+	uint64_t calibration_span;    /* sum of the recorded spans while calibrating */
+	uint32_t slot;		      /* thread slot, part of the ids */
+	uint32_t counter;	      /* ids of this thread */
+	uint64_t rng;		      /* reservoir draws */
+	uint64_t overhead_ns;	      /* probe time spent on this thread so far */
+	int clock_countdown;	      /* calls until the clock is read again (rates) */
+	uint64_t now;		      /* CLOCK_MONOTONIC_COARSE as last read */
+	uintptr_t stack_lo, stack_hi; /* the thread's own stack */
 	uint32_t depth;
 	uint32_t values_top;
 	_Atomic uint32_t out_len;    /* bytes of whole lines in out */
