@@ -60,33 +60,45 @@ int main(int argc, char **argv)
 	struct ann_entry_regs regs;
 	double values[8];
 	struct bench_case cases[] = {
-		{"empty", {{0}}, 0, 0, 0},
-		{"1 register", {OP(ANN_OP_REG, 0, 5, 0), OP(ANN_OP_EMIT, 0, 0, 0)}, 2, 1, 0},
-		{"5 registers",
-		 {OP(ANN_OP_REG, 0, 5, 0), OP(ANN_OP_EMIT, 0, 0, 0), OP(ANN_OP_REG, 0, 4, 0),
-		  OP(ANN_OP_EMIT, 0, 1, 0), OP(ANN_OP_REG, 0, 1, 0), OP(ANN_OP_EMIT, 0, 2, 0),
-		  OP(ANN_OP_REG, 0, 2, 0), OP(ANN_OP_EMIT, 0, 3, 0), OP(ANN_OP_REG, 0, 8, 0),
-		  OP(ANN_OP_EXTRACT, 32, ANN_F_SIGNED, 0), OP(ANN_OP_EMIT, 0, 4, 0)},
-		 11, 5, 0},
-		{"j->id (1 load)",
-		 {OP(ANN_OP_REG, 0, 5, 0), OP(ANN_OP_LOAD, 4, ANN_F_SIGNED, 0),
-		  OP(ANN_OP_EMIT, 0, 0, 0)},
-		 3, 1, 0},
-		{"j->items->len (2 loads)",
-		 {OP(ANN_OP_REG, 0, 5, 0), OP(ANN_OP_ADD, 0, 0, 8), OP(ANN_OP_LOAD, 8, 0, 0),
-		  OP(ANN_OP_LOAD, 4, ANN_F_SIGNED, 0), OP(ANN_OP_EMIT, 0, 0, 0)},
-		 5, 1, 0},
-		{"strlen(j->name) 16 chars",
-		 {OP(ANN_OP_REG, 0, 5, 0), OP(ANN_OP_ADD, 0, 0, 16), OP(ANN_OP_LOAD, 8, 0, 0),
-		  OP(ANN_OP_STRLEN, 0, 0, 65536), OP(ANN_OP_EMIT, 0, 0, 0)},
-		 5, 1, 0},
-		{"NULL pointer (refused)",
-		 {OP(ANN_OP_CONST, 0, 0, 0), OP(ANN_OP_LOAD, 4, 0, 0), OP(ANN_OP_EMIT, 0, 0, 0)},
-		 3, 1, 0},
-		{"bad pointer (kernel-checked)",
-		 {OP(ANN_OP_CONST, 0, 0, 0x10000000000ll), OP(ANN_OP_LOAD, 4, 0, 0),
-		  OP(ANN_OP_EMIT, 0, 0, 0)},
-		 3, 1, 0},
+	    {"empty", {{0}}, 0, 0, 0},
+	    {"1 register", {OP(ANN_OP_REG, 0, 5, 0), OP(ANN_OP_EMIT, 0, 0, 0)}, 2, 1, 0},
+	    {"5 registers",
+	     {OP(ANN_OP_REG, 0, 5, 0), OP(ANN_OP_EMIT, 0, 0, 0), OP(ANN_OP_REG, 0, 4, 0),
+	      OP(ANN_OP_EMIT, 0, 1, 0), OP(ANN_OP_REG, 0, 1, 0), OP(ANN_OP_EMIT, 0, 2, 0),
+	      OP(ANN_OP_REG, 0, 2, 0), OP(ANN_OP_EMIT, 0, 3, 0), OP(ANN_OP_REG, 0, 8, 0),
+	      OP(ANN_OP_EXTRACT, 32, ANN_F_SIGNED, 0), OP(ANN_OP_EMIT, 0, 4, 0)},
+	     11,
+	     5,
+	     0},
+	    {"j->id (1 load)",
+	     {OP(ANN_OP_REG, 0, 5, 0), OP(ANN_OP_LOAD, 4, ANN_F_SIGNED, 0),
+	      OP(ANN_OP_EMIT, 0, 0, 0)},
+	     3,
+	     1,
+	     0},
+	    {"j->items->len (2 loads)",
+	     {OP(ANN_OP_REG, 0, 5, 0), OP(ANN_OP_LOAD, 8, 0, 8),
+	      OP(ANN_OP_LOAD, 4, ANN_F_SIGNED, 0), OP(ANN_OP_EMIT, 0, 0, 0)},
+	     4,
+	     1,
+	     0},
+	    {"strlen(j->name) 16 chars",
+	     {OP(ANN_OP_REG, 0, 5, 0), OP(ANN_OP_LOAD, 8, 0, 16), OP(ANN_OP_STRLEN, 0, 0, 65536),
+	      OP(ANN_OP_EMIT, 0, 0, 0)},
+	     4,
+	     1,
+	     0},
+	    {"NULL pointer (refused)",
+	     {OP(ANN_OP_CONST, 0, 0, 0), OP(ANN_OP_LOAD, 4, 0, 0), OP(ANN_OP_EMIT, 0, 0, 0)},
+	     3,
+	     1,
+	     0},
+	    {"bad pointer (kernel-checked)",
+	     {OP(ANN_OP_CONST, 0, 0, 0x10000000000ll), OP(ANN_OP_LOAD, 4, 0, 0),
+	      OP(ANN_OP_EMIT, 0, 0, 0)},
+	     3,
+	     1,
+	     0},
 	};
 	int n = (int)(sizeof(cases) / sizeof(cases[0]));
 
@@ -101,7 +113,8 @@ int main(int argc, char **argv)
 
 			for (long i = 0; i < evals; i++) {
 				regs.gpr[4] = (uint64_t)i;
-				if (ann_features_eval(c->ops, c->n_ops, &regs, 0, values, c->n_values))
+				if (ann_features_eval(c->ops, c->n_ops, &regs, 0, values,
+						      c->n_values))
 					return 1;
 				__asm__ volatile("" ::"r"(values) : "memory");
 			}

@@ -27,6 +27,9 @@
  * class the DWARF knows, read from the most-derived object found through
  * offset-to-top). Members named next/prev are not followed (lists), nor
  * pointers to pointers (the callee's output) or a type already on the path.
+ * GCC's clones (.isra, .constprop, .part) do not follow their source
+ * signature's convention: only their DWARF entry locations are used.
+ * Format and limits: doc/formats/annotate-features.md.
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -97,6 +100,19 @@ static bool addr_add(struct addr *a, int64_t off)
 		return true;
 	}
 	return addr_push(a, op(ANN_OP_ADD, 0, 0, off));
+}
+
+/*
+ * Append a load of the value at the address a pushes; a trailing ADD becomes
+ * the load's offset (one instruction fewer to dispatch at every call).
+ */
+static bool addr_load(struct addr *a, uint16_t size, uint32_t flags)
+{
+	int64_t off = 0;
+
+	if (a->n > 0 && a->ops[a->n - 1].code == ANN_OP_ADD)
+		off = a->ops[--a->n].imm;
+	return addr_push(a, op(ANN_OP_LOAD, size, flags, off));
 }
 
 /* The place of a member at byte offset off inside the aggregate at pl. */
@@ -518,8 +534,9 @@ static bool push_scalar(struct builder *b, const struct place *at, unsigned size
 
 	switch (pl.kind) {
 	case PL_MEM:
+		if (!addr_load(&pl.addr, (uint16_t)size, flags))
+			return false;
 		emit_addr(b, &pl.addr);
-		emit_op(b, op(ANN_OP_LOAD, (uint16_t)size, flags, 0));
 		return true;
 	case PL_GPR:
 		emit_op(b, op(ANN_OP_REG, 0, (uint32_t)pl.reg, 0));
@@ -545,7 +562,7 @@ static bool pointer_addr(const struct place *at, struct addr *out)
 	switch (pl.kind) {
 	case PL_MEM:
 		*out = pl.addr;
-		return addr_push(out, op(ANN_OP_LOAD, 8, 0, 0));
+		return addr_load(out, 8, 0);
 	case PL_GPR:
 		if (pl.offset != 0)
 			return false;
@@ -716,10 +733,10 @@ static bool container_feature(struct builder *b, Dwarf_Die *type, const struct p
 
 		if (idx < 0 || a.kind != PL_MEM || s.kind != PL_MEM)
 			return true;
+		if (!addr_load(&a.addr, 8, 0) || !addr_load(&s.addr, 8, 0))
+			return true;
 		emit_addr(b, &a.addr);
-		emit_op(b, op(ANN_OP_LOAD, 8, 0, 0));
 		emit_addr(b, &s.addr);
-		emit_op(b, op(ANN_OP_LOAD, 8, 0, 0));
 		emit_op(b, op(ANN_OP_SUB, 0, 0, 0));
 		emit_op(b, op(ANN_OP_DIV, 0, 0, (int64_t)esize));
 		emit_op(b, op(ANN_OP_EMIT, 0, (uint32_t)idx, 0));
@@ -809,10 +826,10 @@ static void span_feature(struct builder *b, Dwarf_Die *agg, const struct place *
 
 	if (idx < 0 || h.kind != PL_MEM || l.kind != PL_MEM)
 		return;
+	if (!addr_load(&h.addr, 8, 0) || !addr_load(&l.addr, 8, 0))
+		return;
 	emit_addr(b, &h.addr);
-	emit_op(b, op(ANN_OP_LOAD, 8, 0, 0));
 	emit_addr(b, &l.addr);
-	emit_op(b, op(ANN_OP_LOAD, 8, 0, 0));
 	emit_op(b, op(ANN_OP_SUB, 0, 0, 0));
 	emit_op(b, op(ANN_OP_DIV, 0, 0, (int64_t)esize));
 	emit_op(b, op(ANN_OP_EMIT, 0, (uint32_t)idx, 0));
@@ -1249,7 +1266,7 @@ static struct place pointed_place(struct abi_state *s)
 		return pl;
 	}
 	pl = stack_place(s, 8, 8);
-	addr_push(&pl.addr, op(ANN_OP_LOAD, 8, 0, 0));
+	addr_load(&pl.addr, 8, 0);
 	return pl;
 }
 
@@ -1526,7 +1543,56 @@ static bool has_parameters(Dwarf_Die *fn)
 	return false;
 }
 
-static void plan_parameters(struct builder *b, Dwarf_Die *fn, Dwarf_Addr entry)
+/*
+ * Whether the standard calling convention holds for the function: not for
+ * GCC's clones (f.isra.0, f.constprop.0, f.part.0), which drop, reorder or
+ * replace parameters. Their concrete DIE lists the parameters in another
+ * order than the abstract origin, or with a constant for a dropped one
+ * (DW_AT_const_value); the symbol's ".suffix" says so too.
+ */
+static bool standard_convention(Dwarf_Die *fn, const char *symbol)
+{
+	Dwarf_Attribute a;
+	Dwarf_Die origin, c, o;
+	Dwarf_Word cc;
+	bool more_c, more_o;
+
+	if (symbol && (strstr(symbol, "[clone .") || (!strchr(symbol, '(') && strchr(symbol, '.'))))
+		return false;
+	if (die_udata(fn, DW_AT_calling_convention, &cc) && cc == DW_CC_nocall)
+		return false;
+	if (!dwarf_formref_die(dwarf_attr(fn, DW_AT_abstract_origin, &a), &origin))
+		return true;
+	more_c = dwarf_child(fn, &c) == 0;
+	more_o = dwarf_child(&origin, &o) == 0;
+	while (more_c || more_o) {
+		Dwarf_Die co;
+
+		if (more_c && dwarf_tag(&c) != DW_TAG_formal_parameter) {
+			more_c = dwarf_siblingof(&c, &c) == 0;
+			continue;
+		}
+		if (more_o && dwarf_tag(&o) != DW_TAG_formal_parameter) {
+			more_o = dwarf_siblingof(&o, &o) == 0;
+			continue;
+		}
+		if (!more_c)
+			return true; /* a copy listing no parameters: the origin's hold */
+		if (!more_o || dwarf_hasattr(&c, DW_AT_const_value) ||
+		    !dwarf_formref_die(dwarf_attr(&c, DW_AT_abstract_origin, &a), &co) ||
+		    dwarf_dieoffset(&co) != dwarf_dieoffset(&o))
+			return false;
+		more_c = dwarf_siblingof(&c, &c) == 0;
+		more_o = dwarf_siblingof(&o, &o) == 0;
+	}
+	return true;
+}
+
+/*
+ * The parameters. Where the standard convention does not hold (a clone),
+ * only those whose DWARF says where they are at the entry are read.
+ */
+static void plan_parameters(struct builder *b, Dwarf_Die *fn, Dwarf_Addr entry, bool abi)
 {
 	struct abi_state s = {0, 0, 0};
 	Dwarf_Die c, origin;
@@ -1551,6 +1617,8 @@ static void plan_parameters(struct builder *b, Dwarf_Die *fn, Dwarf_Addr entry)
 		if (dwarf_tag(&c) != DW_TAG_formal_parameter || !die_type(&c, &type))
 			continue;
 		pl = abi_place(&s, &type);
+		if (!abi)
+			pl.kind = PL_NONE;
 		name = die_name(&c);
 		if (!name)
 			continue; /* unnamed: nothing to call it by */
@@ -1927,7 +1995,7 @@ int annotate_plan_features(const char *module_path, uint64_t func_offset, const 
 	}
 	struct builder b = {.dw = f.dw, .max_depth = max_depth, .max_features = max_features};
 
-	plan_parameters(&b, &l.found, l.entry);
+	plan_parameters(&b, &l.found, l.entry, standard_convention(&l.found, symbol));
 	plan_globals(&b, &cu);
 	for (size_t i = 0; i < b.n_classes; i++) {
 		free(b.classes[i].qualified);

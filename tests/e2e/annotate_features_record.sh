@@ -6,7 +6,8 @@
 # named as the program's expressions, each equal to the value the program
 # passed (j->id = i, j->kind = i % 3, j->items->len = 2i or missing when
 # items is NULL, strlen(j->name) = i % 7, x = i/4 and n = -i in registers
-# xmm0 and rsi, strlen(s) = i % 5 or missing for NULL); a stripped copy is
+# xmm0 and rsi, strlen(s) = i % 5 or missing for NULL; k = 2i + 1 in gcc's clone
+# of clone_me, whose registers are not the source signature's); a stripped copy is
 # recorded with metrics only and says why, once.
 set -euo pipefail
 build=$1 src=$2
@@ -32,16 +33,26 @@ feature_check() {
 		END { print bad + 0 }' "$1"
 }
 
-# missing(v): 1 if v is "?"
+# has_feature RECORD SYMBOL "KIND EXPR": how many features of SYMBOL are that.
+has_feature() {
+	awk -v sym="$2" -v want="$3" '
+		$1 == "S" { s = $2; $1 = $2 = ""; sub(/^  /, ""); if ($0 == sym) id = s }
+		$1 == "F" && $2 == id { e = $0; sub(/^F [0-9]+ [0-9]+ /, "", e); if (e == want) n++ }
+		END { print n + 0 }' "$1"
+}
+
 conds_process='f["j->id"] == i && f["j->kind"] == i % 3 &&
 	(i % 5 == 4 ? f["j->items->len"] == "?" : f["j->items->len"] == 2 * i) &&
 	f["strlen(j->name)"] == i % 7'
 conds_scale='f["x"] == i / 4 && f["n"] == -i'
+# k = 2i + 1 (j->id is i) where the function is a clone; `unused` (a constant dropped by the
+# clone) either absent or 7, never another register's value
+conds_clone='f["k"] == 2 * i + 1 && (!("unused" in f) || f["unused"] == 7)'
 conds_named='(i % 3 == 2 ? f["strlen(s)"] == "?" : f["strlen(s)"] == i % 5)'
 
 for prog in features_record features_record_sled; do
 	"$dir/$prog" $n >"$tmp/plain"
-	"$lever" annotate record --rate=all -f process -f scale -f named -o "$tmp/$prog" -- \
+	"$lever" annotate record --rate=all -f process -f scale -f named -f 'clone_me*' -o "$tmp/$prog" -- \
 		"$dir/$prog" $n >"$tmp/out" 2>"$tmp/err"
 	cmp "$tmp/plain" "$tmp/out"
 	r=$tmp/$prog/record
@@ -49,13 +60,17 @@ for prog in features_record features_record_sled; do
 	check "$prog: process calls" $n "$(calls "$r" process)"
 	for e in "integer j->id" "enum j->kind" "integer j->items->len" \
 		"string-length strlen(j->name)"; do
-		check "$prog: process has feature '$e'" 1 "$(grep -c "^F [0-9]* [0-9]* $e\$" "$r")"
+		check "$prog: process has feature '$e'" 1 "$(has_feature "$r" process "$e")"
 	done
-	check "$prog: float feature x" 1 "$(grep -c '^F [0-9]* [0-9]* float x$' "$r")"
-	check "$prog: string-length strlen(s)" 1 "$(grep -c '^F [0-9]* [0-9]* string-length strlen(s)$' "$r")"
+	check "$prog: scale has float x" 1 "$(has_feature "$r" scale "float x")"
+	check "$prog: named has strlen(s)" 1 "$(has_feature "$r" named "string-length strlen(s)")"
 	check "$prog: process feature values" 0 "$(feature_check "$r" process "$conds_process")"
 	check "$prog: scale feature values" 0 "$(feature_check "$r" scale "$conds_scale")"
 	check "$prog: named feature values" 0 "$(feature_check "$r" named "$conds_named")"
+	clone=$(awk '$1 == "S" && $3 ~ /^clone_me/ { print $3; exit }' "$r")
+	check "$prog: $clone calls" $n "$(calls "$r" "$clone")"
+	check "$prog: $clone has k" 1 "$(has_feature "$r" "$clone" "integer k")"
+	check "$prog: $clone feature values" 0 "$(feature_check "$r" "$clone" "$conds_clone")"
 done
 
 # no debug information: metrics only, said once

@@ -124,6 +124,23 @@ static void loads_of_every_size(void **state)
 	}
 }
 
+/* LOAD's imm is an offset added to the address (a member access in one op). */
+static void loads_with_an_offset(void **state)
+{
+	static int64_t pair[2] = {-4, 99};
+
+	memset(&regs, 0, sizeof(regs));
+	regs.gpr[5] = (uint64_t)(uintptr_t)pair;
+	struct ann_op p[] = {OP(ANN_OP_REG, 0, 5, 0), OP(ANN_OP_LOAD, 8, ANN_F_SIGNED, 8),
+			     OP(ANN_OP_EMIT, 0, 0, 0)};
+	assert_true(eval1(p, N(p), 0) == 99);
+	p[1].imm = 0;
+	assert_true(eval1(p, N(p), 0) == -4);
+	/* an offset into unmapped memory is refused like any bad pointer */
+	p[1].imm = 1ll << 46;
+	assert_true(isnan(eval1(p, N(p), 0)));
+}
+
 static void strings_arrays_and_pointer_differences(void **state)
 {
 	static const char text[] = "hello, world";
@@ -306,6 +323,26 @@ static void new_mappings_become_fast_reads(void **state)
 	munmap(fresh, page);
 }
 
+/* Garbage above the 47-bit user space costs no system call. */
+static void garbage_pointers_are_refused_cheaply(void **state)
+{
+	struct ann_safe_read_counts c0, c1;
+	uint64_t v;
+
+	ann_safe_read_init();
+	ann_safe_read_refresh();
+	ann_safe_read_counts(&c0);
+	assert_int_equal(ann_safe_read(&v, (uintptr_t)0xdeadbeefdeadbeefull, 8), -1);
+	assert_int_equal(ann_safe_read(&v, (uintptr_t)0x0000800000000000ull, 8), -1);
+	assert_int_equal(ann_safe_read(&v, (uintptr_t)0x00007ffffffffffcull, 8),
+			 -1); /* straddles */
+	ann_safe_read_counts(&c1);
+	assert_true(c1.refused == c0.refused + 3);
+	assert_true(c1.verified == c0.verified);
+	/* below the limit, outside every mapping: the kernel decides */
+	assert_int_equal(ann_safe_read(&v, (uintptr_t)0x10000000000ull, 8), -1);
+}
+
 static void malformed_programs_are_refused(void **state)
 {
 	struct {
@@ -406,10 +443,12 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(registers_and_constants),
 	    cmocka_unit_test(loads_of_every_size),
+	    cmocka_unit_test(loads_with_an_offset),
 	    cmocka_unit_test(strings_arrays_and_pointer_differences),
 	    cmocka_unit_test(dynamic_types_and_offset_to_top),
 	    cmocka_unit_test(bad_pointers_give_missing_values),
 	    cmocka_unit_test(new_mappings_become_fast_reads),
+	    cmocka_unit_test(garbage_pointers_are_refused_cheaply),
 	    cmocka_unit_test(malformed_programs_are_refused),
 	    cmocka_unit_test(fuzzed_programs_never_crash),
 	};

@@ -7,8 +7,9 @@
  *
  * A program is a flat array of fixed-size `struct ann_op`, so that it can be
  * stored in the plan file and in the per-build-ID cache as bytes, and run
- * without allocation. The opcodes and their operands are defined by the
- * interpreter (features_eval.c) and documented in doc/formats/annotate-plan.md.
+ * without allocation. The opcodes and their operands are named in
+ * features_ops.h, run by the interpreter (features_eval.c) and documented in
+ * doc/formats/annotate-features.md.
  */
 #ifndef LEVER_ANNOTATE_RUNTIME_FEATURES_H
 #define LEVER_ANNOTATE_RUNTIME_FEATURES_H

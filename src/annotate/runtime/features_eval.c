@@ -330,7 +330,8 @@ static int run_unary(struct machine *m, const struct ann_op *op)
 	case ANN_OP_LOAD:
 		if (!load_ok(op))
 			return MALFORMED;
-		*top = slot_integer(*top, &u) ? load(u, op->size, op->index) : missing();
+		*top = slot_integer(*top, &u) ? load(u + (uint64_t)op->imm, op->size, op->index)
+					      : missing();
 		return 0;
 	case ANN_OP_EXTRACT:
 		if (!extract_ok(op))

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 /* Format version of programs: stored in plan caches, bumped on any change. */
-#define ANN_FEATURES_VERSION 1
+#define ANN_FEATURES_VERSION 2
 
 /* The value stack's depth: deeper programs are malformed. */
 #define ANN_STACK_DEPTH 16
@@ -45,8 +45,8 @@ enum ann_opcode {
 	ANN_OP_ADDR = 5,
 	/* top += imm (integers; address arithmetic, member offsets) */
 	ANN_OP_ADD = 6,
-	/* top = the `size` (1, 2, 4, 8) bytes at address top, by a safe read;
-	   flags in index: ANN_F_SIGNED, ANN_F_FLOAT (size 4 or 8) */
+	/* top = the `size` (1, 2, 4, 8) bytes at address top + imm, by a safe
+	   read; flags in index: ANN_F_SIGNED, ANN_F_FLOAT (size 4 or 8) */
 	ANN_OP_LOAD = 7,
 	/* top = bits [imm, imm + size) of the integer top (size 1..64 bits);
 	   ANN_F_SIGNED sign-extends, ANN_F_FLOAT reinterprets 32/64 bits as

@@ -108,6 +108,12 @@ __attribute__((constructor)) static void ann_init(void)
 	pthread_atfork(before_fork, NULL, after_fork_child);
 	install_signal_flush();
 	/* after the flush handler, which the safe reads' fault fix-up chains to;
-	   now rather than at the first sampled call, which would pay for it */
-	ann_safe_read_init();
+	   now rather than at the first sampled call, which would pay for it;
+	   and only when some function has features to read */
+	for (uint32_t i = 0; i < ann_plan.n_probes; i++) {
+		if (ann_plan.probes[i].n_ops) {
+			ann_safe_read_init();
+			break;
+		}
+	}
 }

@@ -59,6 +59,14 @@ static _Atomic long long last_refresh_ns;
 /* 0 not started, 1 in progress, 2 ready */
 static _Atomic int init_state;
 static _Atomic bool fixup_installed;
+/*
+ * Whether any readable mapping lies above the 47-bit user address space of
+ * 4-level paging (only with 5-level paging and an mmap hint asking for it).
+ * Without one, an address up there is garbage (a random 64-bit value almost
+ * always is) and is refused without a system call.
+ */
+#define LOW_USER_LIMIT (1ull << 47)
+static _Atomic bool high_mappings;
 
 /* Per thread: a shared counter would bounce its cache line between threads
    on every read (and cost a locked instruction). */
@@ -263,6 +271,8 @@ static void snapshot(void)
 	}
 	close(fd);
 	atomic_store_explicit(&table_count[next], n, memory_order_relaxed);
+	atomic_store_explicit(&high_mappings, n > 0 && t[n - 1].hi > LOW_USER_LIMIT,
+			      memory_order_relaxed);
 	atomic_store_explicit(&table_current, next, memory_order_release);
 	atomic_fetch_add_explicit(&n_refreshes, 1, memory_order_relaxed);
 }
@@ -354,6 +364,9 @@ int ann_safe_read(void *dst, uintptr_t src, size_t n)
 		}
 		/* Unmapped since the snapshot: fall through to the kernel. */
 	}
+	if (state == 2 && src + n > LOW_USER_LIMIT &&
+	    !atomic_load_explicit(&high_mappings, memory_order_relaxed))
+		goto refused;
 	if (kernel_checked_read(dst, src, n) != 0)
 		goto refused;
 	n_verified++;
