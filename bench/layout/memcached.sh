@@ -19,7 +19,8 @@
 #
 # usage: memcached.sh LEVER_BUILD_DIR [ROUNDS] [SECONDS] [RECORD_SECONDS]
 # (SECONDS: each overhead round's load; RECORD_SECONDS: the kept record's)
-# env: WORK (default /work/scratch/layout-memcached), PORT (11511).
+# env: WORK (default /work/scratch/layout-memcached), PORT (11511),
+# ONLY=overhead (skip the kept record and report: rerun the rounds only).
 # Needs: libevent-dev, libmemcached-tools (memcaslap), a deb-src line.
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
@@ -65,7 +66,7 @@ mc_args=(-u nobody -l 127.0.0.1 -p "$port" -U 0 -t 4 -m 256 -c 1024)
 	echo "gcc: $(gcc --version | head -1)"
 	echo "lever: $(git -C "$root" rev-parse --short HEAD 2>/dev/null)"
 	echo "nproc: $(nproc)"
-} >"$out/environment.txt"
+} >"$out/environment${only:+-$only}.txt"
 
 wait_port() {
 	local _
@@ -112,7 +113,9 @@ run_recorded() {
 	stop "$pid"
 }
 
+only=${ONLY:-}
 # 3. the records kept: clock, then pmu (no PMU here: its message kept)
+[ "$only" = overhead ] || {
 tps=$(run_recorded "$out/memcached-clock.rec" clock "$rec_secs")
 echo "clock record: TPS $tps" >>"$out/environment.txt"
 cp "$work/load.log" "$out/memcached-clock.load.log"
@@ -129,6 +132,7 @@ set -e
 # 4. report
 "$lever" layout report "$out/memcached-clock.rec" >"$out/memcached-clock.report.txt"
 "$lever" layout report --json "$out/memcached-clock.rec" >"$out/memcached-clock.report.json"
+}
 
 # 5. overhead: interleaved rounds, bare first then recorded, order
 # alternating so neither always runs after the other
@@ -145,6 +149,6 @@ for r in $(seq 1 "$rounds"); do
 		printf '%s\t%s\t%s\t%s\n' "$r" "$m" "$t" "$l" >>"$out/overhead.tsv"
 	done
 done
-echo "end uptime: $(uptime)" >>"$out/environment.txt"
+echo "end uptime: $(uptime)" >>"$out/environment${only:+-$only}.txt"
 python3 "$here/memcached_table.py" "$out/overhead.tsv" >"$out/overhead.md"
 cat "$out/overhead.md"
