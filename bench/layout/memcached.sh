@@ -33,6 +33,7 @@ lever=$build/bin/lever
 out=$root/bench/results/layout-memcached
 work=${WORK:-/work/scratch/layout-memcached}
 port=${PORT:-11511}
+only=${ONLY:-}
 mkdir -p "$out" "$work"
 export XDG_CACHE_HOME=$work/cache
 
@@ -113,7 +114,6 @@ run_recorded() {
 	stop "$pid"
 }
 
-only=${ONLY:-}
 # 3. the records kept: clock, then pmu (no PMU here: its message kept)
 [ "$only" = overhead ] || {
 tps=$(run_recorded "$out/memcached-clock.rec" clock "$rec_secs")
