@@ -18,9 +18,10 @@ dwarves"
 # --bench: the peers and targets of bench/ (hyperfine, uftrace for
 # bench/annotate_probe, xz for the comparisons, linux-perf for the counters
 # of bench/stabilizer/run.sh, libevent-dev and bc to build and time memcached
-# in bench/layout_static); --browser: headless Chromium.
+# in bench/layout_static, libmemcached-tools: memcaslap, the load of
+# bench/layout/memcached.sh); --browser: headless Chromium.
 case "${1:-}" in
---bench) PKGS="$PKGS hyperfine xz-utils linux-perf libevent-dev bc uftrace" ;;
+--bench) PKGS="$PKGS hyperfine xz-utils linux-perf libevent-dev bc uftrace libmemcached-tools" ;;
 --browser) PKGS="$PKGS chromium" ;;
 esac
 missing=""

@@ -120,9 +120,13 @@ static bool parse_value(const char *s, double *v)
 		*v = NAN;
 		return true;
 	}
-	errno = 0;
+	/*
+	 * glibc's strtod sets ERANGE on underflow too, for the subnormal values
+	 * a float feature read from a union member can hold; those are exact
+	 * and kept. Overflow gives an infinity, which isfinite() refuses.
+	 */
 	*v = strtod(s, &end);
-	return !*end && isfinite(*v) && errno != ERANGE;
+	return !*end && isfinite(*v);
 }
 
 static int grow_calls(struct annotate_symbol *s)

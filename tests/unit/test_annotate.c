@@ -377,6 +377,30 @@ static void test_record_errors(void **state)
 	expect_record_error("lever-annotate-record 1\nX\n", "e.rec:2: unknown line type");
 }
 
+/*
+ * A float feature read from a union member that holds something else (as
+ * sqlite3VdbeExec's p->aMem->u.r does) can be a subnormal double; the runtime
+ * prints it with %.17g and glibc's strtod reads it back with ERANGE set.
+ * The value is finite and exact: it must be read, not refused.
+ */
+static void test_record_subnormal_feature(void **state)
+{
+	static const char text[] = "lever-annotate-record 1\nS 0 f\nF 0 0 float x\n"
+				   "C 0 1 0 time=1 0=4.9406564584124654e-324\n"
+				   "C 0 2 0 time=2 0=-2.2250738585072009e-308\n";
+	struct annotate_record rec;
+	char err[256] = "";
+
+	(void)state;
+	if (annotate_record_read_buffer("s.rec", text, strlen(text), &rec, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_true(annotate_record_find(&rec, "f")->features[0].values[0] > 0);
+	assert_true(annotate_record_find(&rec, "f")->features[0].values[1] < 0);
+	annotate_record_free(&rec);
+	expect_record_error("lever-annotate-record 1\nS 0 f\nF 0 0 float x\nC 0 1 0 0=1e999\n",
+			    "e.rec:4: bad value '1e999' for feature 0");
+}
+
 static void test_record_fuzz(void **state)
 {
 	static const char *const tokens[] = {"S 0 f\n",
@@ -587,6 +611,7 @@ int main(void)
 	    cmocka_unit_test(test_parse_fuzz),
 	    cmocka_unit_test(test_record_round_trip),
 	    cmocka_unit_test(test_record_errors),
+	    cmocka_unit_test(test_record_subnormal_feature),
 	    cmocka_unit_test(test_record_fuzz),
 	    cmocka_unit_test(test_kde_clusters),
 	    cmocka_unit_test(test_check_and_predict),
