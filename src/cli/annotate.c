@@ -183,16 +183,9 @@ static int derive_one(const struct annotate_symbol *s, const struct derive_opts 
 static int function_option(const struct cli_option *opt, const char *arg, void *ctx)
 {
 	struct derive_opts *o = ctx;
-	const char **fs = realloc(o->functions, (o->n_functions + 1) * sizeof(*fs));
 
 	(void)opt;
-	if (!fs) {
-		fprintf(stderr, "lever annotate derive: out of memory\n");
-		return 2;
-	}
-	o->functions = fs;
-	fs[o->n_functions++] = arg;
-	return 0;
+	return cli_append_string(&o->functions, &o->n_functions, arg, "lever annotate derive");
 }
 
 /* --cv K: 0 (off) or a number of folds, at least 2. */
@@ -598,16 +591,9 @@ struct dump_opts {
 static int dump_function_option(const struct cli_option *opt, const char *arg, void *ctx)
 {
 	struct dump_opts *o = ctx;
-	const char **fs = realloc(o->functions, (o->n_functions + 1) * sizeof(*fs));
 
 	(void)opt;
-	if (!fs) {
-		fprintf(stderr, "lever annotate dump: out of memory\n");
-		return 2;
-	}
-	o->functions = fs;
-	fs[o->n_functions++] = arg;
-	return 0;
+	return cli_append_string(&o->functions, &o->n_functions, arg, "lever annotate dump");
 }
 
 /* 0 with *first the RECORD, CLI_HELP after --help, or an exit status. */

@@ -490,3 +490,16 @@ void cli_print_help(const struct cli_command *cmd, FILE *out)
 	if (cmd->epilogue)
 		fprintf(out, "\n%s", cmd->epilogue);
 }
+
+int cli_append_string(const char ***list, size_t *n, const char *arg, const char *who)
+{
+	const char **grown = realloc(*list, (*n + 1) * sizeof(*grown));
+
+	if (!grown) {
+		fprintf(stderr, "%s: out of memory\n", who);
+		return 2;
+	}
+	*list = grown;
+	grown[(*n)++] = arg;
+	return 0;
+}

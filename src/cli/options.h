@@ -174,4 +174,11 @@ int cli_apply(const struct cli_command *cmd, const struct cli_option *opt, const
 /* Does opt take a value? */
 bool cli_takes_value(const struct cli_option *opt);
 
+/*
+ * For the callback of a repeatable option (-f SYMBOL -f ...): append arg to
+ * the growing array *list of *n strings (the caller frees *list). Returns 0,
+ * or prints "WHO: out of memory" and returns 2, an exit status for cli_parse.
+ */
+int cli_append_string(const char ***list, size_t *n, const char *arg, const char *who);
+
 #endif

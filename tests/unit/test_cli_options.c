@@ -301,6 +301,41 @@ static void help_generated_from_the_table(void **state)
 	free(text);
 }
 
+struct strings {
+	const char **items;
+	size_t n;
+};
+
+/* A repeatable option's callback collects its arguments in order (-f a -f b). */
+static int collect_option(const struct cli_option *opt, const char *arg, void *ctx)
+{
+	struct strings *list = ctx;
+
+	(void)opt;
+	return cli_append_string(&list->items, &list->n, arg, "t");
+}
+
+static void repeatable_option_appends(void **state)
+{
+	static const struct cli_option table[] = {
+	    CLI_CALLBACK('f', "function", "SYMBOL", collect_option, "x"),
+	    CLI_END(),
+	};
+	const struct cli_command cmd = {.name = "t", .usage = "t", .options = table};
+	char *argv[] = {"t", "-f", "a", "--function=b", "-f", "c", "x", NULL};
+	struct strings list = {0};
+	int first = 0;
+
+	(void)state;
+	assert_int_equal(cli_parse(&cmd, 7, argv, &list, &first), 0);
+	assert_int_equal(list.n, 3);
+	assert_string_equal(list.items[0], "a");
+	assert_string_equal(list.items[1], "b");
+	assert_string_equal(list.items[2], "c");
+	assert_int_equal(first, 6);
+	free(list.items);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -312,6 +347,7 @@ int main(void)
 	    cmocka_unit_test(lookup_for_pass_through),
 	    cmocka_unit_test(help_generated_from_the_table),
 	    cmocka_unit_test(double_bounds_may_be_open),
+	    cmocka_unit_test(repeatable_option_appends),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
