@@ -503,3 +503,17 @@ int cli_append_string(const char ***list, size_t *n, const char *arg, const char
 	grown[(*n)++] = arg;
 	return 0;
 }
+
+int cli_parse_operands(const struct cli_command *cmd, int argc, char **argv, void *ctx, int *first,
+		       int min, int max, const char *missing, const char *extra)
+{
+	int ret = cli_parse(cmd, argc, argv, ctx, first);
+
+	if (ret)
+		return ret;
+	if (argc - *first < min)
+		return cli_usage_error(cmd, "%s", missing);
+	if (max >= 0 && argc - *first > max)
+		return cli_usage_error(cmd, "%s", extra);
+	return 0;
+}

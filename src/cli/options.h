@@ -150,6 +150,13 @@ struct cli_command {
  * printing the error. ctx is handed to callbacks.
  */
 int cli_parse(const struct cli_command *cmd, int argc, char **argv, void *ctx, int *first);
+/*
+ * cli_parse, then a usage error unless the operands (argv[*first..argc))
+ * number min..max (max < 0: no upper bound): `missing` when there are
+ * fewer, `extra` when there are more.
+ */
+int cli_parse_operands(const struct cli_command *cmd, int argc, char **argv, void *ctx, int *first,
+		       int min, int max, const char *missing, const char *extra);
 /* The generated --help. */
 void cli_print_help(const struct cli_command *cmd, FILE *out);
 /* Print "NAME: message" and the pointer to --help to stderr; returns EXIT_USAGE. */

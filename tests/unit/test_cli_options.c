@@ -336,6 +336,25 @@ static void repeatable_option_appends(void **state)
 	free(list.items);
 }
 
+/* Too few or too many operands are usage errors; min..max are accepted. */
+static void operand_count_is_checked(void **state)
+{
+	static const struct cli_option table[] = {CLI_END()};
+	const struct cli_command cmd = {.name = "t", .usage = "t", .options = table};
+	char *none[] = {"t", NULL}, *one[] = {"t", "a", NULL},
+	     *three[] = {"t", "a", "b", "c", NULL};
+	int first = 0;
+
+	(void)state;
+	assert_int_equal(cli_parse_operands(&cmd, 1, none, NULL, &first, 1, 2, "few", "many"),
+			 EXIT_USAGE);
+	assert_int_equal(cli_parse_operands(&cmd, 2, one, NULL, &first, 1, 2, "few", "many"), 0);
+	assert_int_equal(first, 1);
+	assert_int_equal(cli_parse_operands(&cmd, 4, three, NULL, &first, 1, 2, "few", "many"),
+			 EXIT_USAGE);
+	assert_int_equal(cli_parse_operands(&cmd, 4, three, NULL, &first, 1, -1, "few", NULL), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -348,6 +367,7 @@ int main(void)
 	    cmocka_unit_test(help_generated_from_the_table),
 	    cmocka_unit_test(double_bounds_may_be_open),
 	    cmocka_unit_test(repeatable_option_appends),
+	    cmocka_unit_test(operand_count_is_checked),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
