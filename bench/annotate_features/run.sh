@@ -6,20 +6,11 @@
 # `uptime` go to results/, table.py prints medians with their spread.
 # usage: bench/annotate_features/run.sh [ROUNDS] [EVALS_PER_ROUND]
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-src=$(cd "$here/../../src" && pwd)
-out=$here/results
-mkdir -p "$out"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/../lib/common.sh"
+bench_init "$0"
 cc -std=gnu11 -O2 -D_GNU_SOURCE -I"$src" -o "$tmp/eval_cost" "$here/eval_cost.c" \
 	"$src/annotate/runtime/features_eval.c" "$src/annotate/runtime/safe_read.c" -lm
-stamp=$(date -u +%Y%m%dT%H%M%SZ)
-{
-	echo "# $(uname -r) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
-	echo "# uptime before: $(uptime)"
-} >"$out/$stamp.meta"
+bench_meta_begin "$out/$stamp.meta"
 "$tmp/eval_cost" "${1:-15}" "${2:-200000}" >"$out/$stamp.csv"
-echo "# uptime after: $(uptime)" >>"$out/$stamp.meta"
-cat "$out/$stamp.meta"
+bench_meta_end "$out/$stamp.meta"
 python3 "$here/table.py" "$out/$stamp.csv" | tee "$out/$stamp.md"

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "annotate/annotate.h"
+#include "report/report.h"
 
 /* One output column past symbol, id and parent: a metric, or a feature by name. */
 struct column {
@@ -177,21 +178,6 @@ static double cell(const struct table *t, size_t s, size_t c, size_t i)
 	return fi < 0 ? NAN : sym->features[fi].values[i];
 }
 
-static void csv_field(FILE *f, const char *s)
-{
-	if (!strpbrk(s, ",\"\r\n")) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 static void json_string(FILE *f, const char *s)
 {
 	fputc('"', f);
@@ -213,12 +199,12 @@ static void write_csv(FILE *f, const struct table *t)
 	fputs("symbol,id,parent", f);
 	for (size_t c = 0; c < t->n_cols; c++) {
 		fputc(',', f);
-		csv_field(f, t->cols[c].name);
+		report_csv_field(f, t->cols[c].name);
 	}
 	fputc('\n', f);
 	for (size_t s = 0; s < t->n_symbols; s++)
 		for (size_t i = 0; i < t->symbols[s]->n_calls; i++) {
-			csv_field(f, t->symbols[s]->name);
+			report_csv_field(f, t->symbols[s]->name);
 			fprintf(f, ",%" PRIu64 ",%" PRIu64, t->symbols[s]->id[i],
 				t->symbols[s]->parent[i]);
 			for (size_t c = 0; c < t->n_cols; c++) {

@@ -183,16 +183,9 @@ static int derive_one(const struct annotate_symbol *s, const struct derive_opts 
 static int function_option(const struct cli_option *opt, const char *arg, void *ctx)
 {
 	struct derive_opts *o = ctx;
-	const char **fs = realloc(o->functions, (o->n_functions + 1) * sizeof(*fs));
 
 	(void)opt;
-	if (!fs) {
-		fprintf(stderr, "lever annotate derive: out of memory\n");
-		return 2;
-	}
-	o->functions = fs;
-	fs[o->n_functions++] = arg;
-	return 0;
+	return cli_append_string(&o->functions, &o->n_functions, arg, "lever annotate derive");
 }
 
 /* --cv K: 0 (off) or a number of folds, at least 2. */
@@ -263,12 +256,11 @@ static int parse_derive_options(struct derive_opts *o, int argc, char **argv, in
 			   "(doc/formats/annotate-record.md).\n",
 	    .options = table,
 	};
-	int ret = cli_parse(&cmd, argc, argv, o, first);
+	int ret = cli_parse_operands(&cmd, argc, argv, o, first, 1, 1, "expected one RECORD",
+				     "expected one RECORD");
 
 	if (ret)
 		return ret;
-	if (*first + 1 != argc)
-		return cli_usage_error(&cmd, "expected one RECORD");
 	if (o->no_heuristics)
 		p->heuristics = false;
 	if (o->no_clustering)
@@ -374,11 +366,8 @@ static int parse_check_options(struct annotate_check_params *p, int argc, char *
 		"Exit status 0: every function conforms; 1: some does not (or is missing);\n"
 		"2: an error.\n",
 	};
-	int ret = cli_parse(&cmd, argc, argv, p, first);
-
-	if (!ret && *first + 2 != argc)
-		ret = cli_usage_error(&cmd, "expected ANNOTATIONS RECORD");
-	return ret;
+	return cli_parse_operands(&cmd, argc, argv, p, first, 2, 2, "expected ANNOTATIONS RECORD",
+				  "expected ANNOTATIONS RECORD");
 }
 
 static int cmd_check(int argc, char **argv)
@@ -468,11 +457,8 @@ static int parse_predict_options(int *metric, int argc, char **argv, int *first)
 			   "in the annotation): mean, variance, and the 95% interval.\n",
 	    .options = table,
 	};
-	int ret = cli_parse(&cmd, argc, argv, metric, first);
-
-	if (!ret && *first + 2 > argc)
-		ret = cli_usage_error(&cmd, "expected ANNOTATIONS SYMBOL FEATURE=VALUE...");
-	return ret;
+	return cli_parse_operands(&cmd, argc, argv, metric, first, 2, -1,
+				  "expected ANNOTATIONS SYMBOL FEATURE=VALUE...", NULL);
 }
 
 static int cmd_predict(int argc, char **argv)
@@ -598,16 +584,9 @@ struct dump_opts {
 static int dump_function_option(const struct cli_option *opt, const char *arg, void *ctx)
 {
 	struct dump_opts *o = ctx;
-	const char **fs = realloc(o->functions, (o->n_functions + 1) * sizeof(*fs));
 
 	(void)opt;
-	if (!fs) {
-		fprintf(stderr, "lever annotate dump: out of memory\n");
-		return 2;
-	}
-	o->functions = fs;
-	fs[o->n_functions++] = arg;
-	return 0;
+	return cli_append_string(&o->functions, &o->n_functions, arg, "lever annotate dump");
 }
 
 /* 0 with *first the RECORD, CLI_HELP after --help, or an exit status. */
@@ -634,11 +613,8 @@ static int parse_dump_options(struct dump_opts *o, int argc, char **argv, int *f
 	    .epilogue = "pandas: pd.read_csv(FILE) or pd.read_json(FILE); R: read.csv(FILE) or\n"
 			"jsonlite::fromJSON(FILE). Ids may exceed 2^53.\n",
 	};
-	int ret = cli_parse(&cmd, argc, argv, o, first);
-
-	if (!ret && *first + 1 != argc)
-		ret = cli_usage_error(&cmd, "expected one RECORD");
-	return ret;
+	return cli_parse_operands(&cmd, argc, argv, o, first, 1, 1, "expected one RECORD",
+				  "expected one RECORD");
 }
 
 static int cmd_dump(int argc, char **argv)

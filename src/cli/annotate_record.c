@@ -48,16 +48,9 @@ struct record_opts {
 static int function_option(const struct cli_option *opt, const char *arg, void *ctx)
 {
 	struct record_opts *o = ctx;
-	const char **fs = realloc(o->functions, (o->n_functions + 1) * sizeof(*fs));
 
 	(void)opt;
-	if (!fs) {
-		fprintf(stderr, WHO ": out of memory\n");
-		return 2;
-	}
-	o->functions = fs;
-	fs[o->n_functions++] = arg;
-	return 0;
+	return cli_append_string(&o->functions, &o->n_functions, arg, WHO);
 }
 
 /* --metrics time,cpu,...: a set of metric keywords. */

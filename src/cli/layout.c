@@ -90,13 +90,10 @@ static int parse_layout_options(struct layout_options *o, int argc, char **argv)
 	};
 	int first = 0, ret;
 
-	ret = cli_parse(&cmd, argc, argv, o, &first);
+	ret = cli_parse_operands(&cmd, argc, argv, o, &first, 1, 1,
+				 "which record? (one RECORD file)", "one RECORD file, please");
 	if (ret)
 		return ret;
-	if (first != argc - 1)
-		return cli_usage_error(&cmd, "%s",
-				       first == argc ? "which record? (one RECORD file)"
-						     : "one RECORD file, please");
 	if (o->tolerance_given)
 		o->params.tolerance = o->tolerance_pct / 100.0;
 	if (o->dominant_given)

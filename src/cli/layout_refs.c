@@ -81,13 +81,10 @@ static int parse_refs_options(struct refs_options *o, int argc, char **argv)
 	};
 	int first = 0, ret;
 
-	ret = cli_parse(&cmd, argc, argv, o, &first);
+	ret = cli_parse_operands(&cmd, argc, argv, o, &first, 1, 1, "which binary? (one BINARY)",
+				 "one BINARY, please");
 	if (ret)
 		return ret;
-	if (first != argc - 1)
-		return cli_usage_error(&cmd, "%s",
-				       first == argc ? "which binary? (one BINARY)"
-						     : "one BINARY, please");
 	o->binary = argv[first];
 	return 0;
 }

@@ -490,3 +490,30 @@ void cli_print_help(const struct cli_command *cmd, FILE *out)
 	if (cmd->epilogue)
 		fprintf(out, "\n%s", cmd->epilogue);
 }
+
+int cli_append_string(const char ***list, size_t *n, const char *arg, const char *who)
+{
+	const char **grown = realloc(*list, (*n + 1) * sizeof(*grown));
+
+	if (!grown) {
+		fprintf(stderr, "%s: out of memory\n", who);
+		return 2;
+	}
+	*list = grown;
+	grown[(*n)++] = arg;
+	return 0;
+}
+
+int cli_parse_operands(const struct cli_command *cmd, int argc, char **argv, void *ctx, int *first,
+		       int min, int max, const char *missing, const char *extra)
+{
+	int ret = cli_parse(cmd, argc, argv, ctx, first);
+
+	if (ret)
+		return ret;
+	if (argc - *first < min)
+		return cli_usage_error(cmd, "%s", missing);
+	if (max >= 0 && argc - *first > max)
+		return cli_usage_error(cmd, "%s", extra);
+	return 0;
+}

@@ -150,6 +150,13 @@ struct cli_command {
  * printing the error. ctx is handed to callbacks.
  */
 int cli_parse(const struct cli_command *cmd, int argc, char **argv, void *ctx, int *first);
+/*
+ * cli_parse, then a usage error unless the operands (argv[*first..argc))
+ * number min..max (max < 0: no upper bound): `missing` when there are
+ * fewer, `extra` when there are more.
+ */
+int cli_parse_operands(const struct cli_command *cmd, int argc, char **argv, void *ctx, int *first,
+		       int min, int max, const char *missing, const char *extra);
 /* The generated --help. */
 void cli_print_help(const struct cli_command *cmd, FILE *out);
 /* Print "NAME: message" and the pointer to --help to stderr; returns EXIT_USAGE. */
@@ -173,5 +180,12 @@ int cli_apply(const struct cli_command *cmd, const struct cli_option *opt, const
 	      void *ctx);
 /* Does opt take a value? */
 bool cli_takes_value(const struct cli_option *opt);
+
+/*
+ * For the callback of a repeatable option (-f SYMBOL -f ...): append arg to
+ * the growing array *list of *n strings (the caller frees *list). Returns 0,
+ * or prints "WHO: out of memory" and returns 2, an exit status for cli_parse.
+ */
+int cli_append_string(const char ***list, size_t *n, const char *arg, const char *who);
 
 #endif

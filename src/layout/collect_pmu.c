@@ -17,18 +17,7 @@
 #include <string.h>
 
 #include "layout/layout.h"
-
-static int fail(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, size, fmt, ap);
-	va_end(ap);
-	return -1;
-}
+#include "layout/fail.h"
 
 /* The first line of dir/name into buf, without its newline; -1 if unreadable. */
 static int read_line(const char *dir, const char *name, char *buf, size_t size)

@@ -25,6 +25,7 @@
 #include "elf/elf.h"
 #include "layout/layout.h"
 #include "layout/runtime/instr_format.h"
+#include "layout/fail.h"
 
 /* A struct of the program, as the field table gives it. */
 struct instr_struct {
@@ -63,18 +64,6 @@ void layout_instr_options_default(struct layout_instr_options *o)
 	memset(o, 0, sizeof(*o));
 	layout_cache_config_default(&o->cache);
 	o->event = LAYOUT_INSTR_EVENT_L1;
-}
-
-static int fail(char *err, size_t err_size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t err_size, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, err_size, fmt, ap);
-	va_end(ap);
-	return -1;
 }
 
 static void program_free(struct instr_program *p)

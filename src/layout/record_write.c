@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "layout/layout.h"
+#include "layout/fail.h"
 
 /* ------------------------------------------------------------ writing */
 
@@ -107,18 +108,6 @@ int layout_record_write(FILE *f, const struct layout_record *rec)
 }
 
 /* ------------------------------------------------------------ merging */
-
-static int fail(char *err, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, size, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 static bool same_text(const char *a, const char *b)
 {

@@ -22,6 +22,7 @@
 #include "base/base.h"
 #include "elf/elf.h"
 #include "layout/static.h"
+#include "layout/fail.h"
 
 /* Bump when the output for the same binary changes: old cache entries go stale. */
 #define STATIC_REVISION 1
@@ -74,19 +75,6 @@ static void close_input(struct input *in)
 		close(in->fd);
 	free(in->code);
 	free(in->syms);
-}
-
-static int fail(char *err, size_t err_size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t err_size, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, err_size, fmt, ap);
-	va_end(ap);
-	return -1;
 }
 
 static int collect_code(struct input *in)

@@ -5,11 +5,7 @@
 # injected into one function fails, and only that function), predict, JSON,
 # and clear errors (exit 2) for bad records and annotation files.
 set -uo pipefail
-build=$(cd "$1" && pwd)
-lever=$build/bin/lever
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
+. "$(dirname "${BASH_SOURCE[0]}")/lib/prelude.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/lib/expect.sh"
 
 expect 0 'lever annotate derive RECORD' "$lever" annotate --help

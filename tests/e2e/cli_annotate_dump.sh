@@ -6,11 +6,7 @@
 # and clear errors (exit 2) for a missing symbol, a bad record, a bad format
 # and an unwritable output.
 set -uo pipefail
-build=$(cd "$1" && pwd)
-lever=$build/bin/lever
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
+. "$(dirname "${BASH_SOURCE[0]}")/lib/prelude.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/lib/expect.sh"
 
 expect 0 'usage: lever annotate dump' "$lever" annotate dump --help

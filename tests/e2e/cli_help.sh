@@ -3,11 +3,7 @@
 # lever's command line: help, version, dispatch, and usage errors (exit 2 with a message).
 set -uo pipefail
 lib=$(cd "$(dirname "${BASH_SOURCE[0]}")/lib" && pwd) || exit 1
-build=$(cd "$1" && pwd)
-lever=$build/bin/lever
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
+. "$(dirname "${BASH_SOURCE[0]}")/lib/prelude.sh"
 . "$lib/expect.sh" || exit 1
 
 

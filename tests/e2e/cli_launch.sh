@@ -5,12 +5,7 @@
 # 127/126 when it cannot be run, 1 when the runtime is missing. A stand-in
 # runtime (an empty shared library) keeps this independent of the real one.
 set -uo pipefail
-build=$(cd "$1" && pwd)
-lever=$build/bin/lever
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/prelude.sh"
 
 echo 'int lever_stand_in;' >"$tmp/stub.c"
 cc -shared -fPIC -o "$tmp/liblever-causal.so" "$tmp/stub.c" || exit 1

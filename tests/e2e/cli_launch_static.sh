@@ -6,12 +6,7 @@
 # unprofiled: for a static executable, a static-pie one, one found through PATH,
 # and a script whose interpreter is static. A dynamic program still runs.
 set -uo pipefail
-build=$(cd "$1" && pwd)
-lever=$build/bin/lever
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/prelude.sh"
 
 # stand-in runtimes: this test is about the launcher, not the runtimes
 echo 'int lever_stand_in;' >"$tmp/stub.c"

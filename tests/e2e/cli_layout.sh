@@ -3,12 +3,7 @@
 # lever layout report on a record of the thesis's Table 3.2 plus a
 # false-sharing pair: the suggestion, the ranking, JSON, and clear errors.
 set -uo pipefail
-build=$(cd "$1" && pwd)
-lever=$build/bin/lever
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/prelude.sh"
 
 printf '%s\n' \
 	'lever-layout-record	1' \

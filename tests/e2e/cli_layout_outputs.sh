@@ -7,12 +7,7 @@
 # `go tool pprof` when Go is installed), `merge` (sums, and refuses records
 # of another build), and their refusals to overwrite inputs.
 set -uo pipefail
-build=$(cd "$1" && pwd)
-lever=$build/bin/lever
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. "$(dirname "${BASH_SOURCE[0]}")/lib/prelude.sh"
 
 record() { # BUILD-ID COUNT-SCALE
 	printf '%s\n' \

@@ -27,24 +27,7 @@
 
 #include "base/base.h"
 #include "causal/causal.h"
-
-static void append(char **buf, size_t *len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void append(char **buf, size_t *len, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	*buf = realloc(*buf, *len + (size_t)n + 1);
-	assert_non_null(*buf);
-	va_start(ap, fmt);
-	vsnprintf(*buf + *len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	*len += (size_t)n;
-}
+#include "causal_test_util.h"
 
 typedef double (*truth_fn)(double x);
 
@@ -86,39 +69,6 @@ static double straight(double x)
 static double knee30(double x)
 {
 	return 0.5 * (x < 0.3 ? x : 0.3);
-}
-
-static void load(struct causal_profile *p, const char *buf, size_t len)
-{
-	causal_profile_init(p);
-	assert_int_equal(causal_profile_read_buffer(p, buf, len, "t.coz", NULL), 0);
-	assert_int_equal(p->stats.malformed, 0);
-}
-
-static const struct causal_series *series_of(const struct causal_profile *p,
-					     const struct causal_summary *s, const char *line)
-{
-	for (size_t i = 0; i < s->n_series; i++) {
-		if (strcmp(causal_profile_string(p, s->series[i].selected), line) == 0)
-			return &s->series[i];
-	}
-	fail_msg("no series for %s", line);
-	return NULL;
-}
-
-static char *report_to_string(void (*fn)(FILE *, const struct causal_profile *,
-					 const struct causal_summary *,
-					 const struct causal_report_options *),
-			      const struct causal_profile *p, const struct causal_summary *s)
-{
-	char *out = NULL;
-	size_t n = 0;
-	FILE *f = open_memstream(&out, &n);
-
-	assert_non_null(f);
-	fn(f, p, s, &(struct causal_report_options){0});
-	fclose(f);
-	return out;
 }
 
 /* The demo's shape: speedups 0, 25, 50, 75, 100 (--speedup-step 25), half at 0%. */
@@ -190,7 +140,7 @@ static void test_figure1_reports(void **state)
 
 	load(&p, buf, len);
 	assert_int_equal(causal_summarize(&p, NULL, &s), 0);
-	out = report_to_string(causal_report_text, &p, &s);
+	out = report_to_string(causal_report_text, &p, &s, NULL);
 	a_row = strstr(out, " 1  figure1.c:48");
 	b_row = strstr(out, " 2  figure1.c:56");
 	assert_non_null(a_row);
@@ -199,7 +149,7 @@ static void test_figure1_reports(void **state)
 	assert_non_null(strstr(out, "ranked by impact"));
 	free(out);
 
-	out = report_to_string(causal_report_html, &p, &s);
+	out = report_to_string(causal_report_html, &p, &s, NULL);
 	assert_non_null(strstr(out, "<option value=\"impact\" selected>"));
 	a_chart = strstr(out, "data-name=\"figure1.c:48\"");
 	b_chart = strstr(out, "data-name=\"figure1.c:56\"");
@@ -213,7 +163,7 @@ static void test_figure1_reports(void **state)
 		    strtod(strstr(b_chart, "data-impact=\"") + 13, NULL));
 	free(out);
 
-	out = report_to_string(causal_report_json, &p, &s);
+	out = report_to_string(causal_report_json, &p, &s, NULL);
 	root = json_loads(out, 0, &err);
 	if (!root)
 		fail_msg("JSON does not parse: %s", err.text);
@@ -294,7 +244,7 @@ static void test_thin_evidence(void **state)
 		assert_true(a->buckets[i].thin & CAUSAL_THIN_FEW_EXPERIMENTS);
 	assert_int_equal(a->buckets[0].thin, 0);
 
-	out = report_to_string(causal_report_text, &p, &s);
+	out = report_to_string(causal_report_text, &p, &s, NULL);
 	row = strstr(out, " 1? figure1.c:48 ");
 	assert_non_null(row);
 	/* the row's effect column reads "thin", not a number */
@@ -313,7 +263,7 @@ static void test_thin_evidence(void **state)
 	assert_non_null(strstr(out, "thin evidence:"));
 	free(out);
 
-	out = report_to_string(causal_report_json, &p, &s);
+	out = report_to_string(causal_report_json, &p, &s, NULL);
 	root = json_loads(out, 0, &err);
 	if (!root)
 		fail_msg("JSON does not parse: %s", err.text);
@@ -326,7 +276,7 @@ static void test_thin_evidence(void **state)
 	json_decref(root);
 	free(out);
 
-	out = report_to_string(causal_report_html, &p, &s);
+	out = report_to_string(causal_report_html, &p, &s, NULL);
 	assert_non_null(strstr(out, "thin evidence</span>"));
 	free(out);
 	causal_summary_free(&s);

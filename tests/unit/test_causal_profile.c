@@ -19,6 +19,7 @@
 #include "base/base.h"
 #include "fuzz_edit.h"
 #include "causal/causal.h"
+#include "causal_test_util.h"
 
 static int read_text(struct causal_profile *p, const char *text, bool strict)
 {
@@ -424,27 +425,12 @@ static void test_diagnostics_capped(void **state)
 
 /* ------------------------------------------------------------ summary */
 
-static void append(char **buf, size_t *len, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	*buf = realloc(*buf, *len + (size_t)n + 1);
-	va_start(ap, fmt);
-	vsnprintf(*buf + *len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	*len += (size_t)n;
-}
-
 /* An experiment on line at pct with a throughput point visited delta times. */
 static void add_exp(char **buf, size_t *len, const char *line, int pct, long duration, long delta)
 {
 	append(buf, len,
 	       "experiment\tselected=%s\tspeedup=%d.%02d\tduration=%ld\tselected-samples=1\n", line,
-	       pct / 100, pct % 100, duration, delta);
+	       pct / 100, pct % 100, duration);
 	append(buf, len, "throughput-point\tname=done\tdelta=%ld\n", delta);
 }
 

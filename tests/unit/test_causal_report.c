@@ -20,24 +20,7 @@
 #include "base/base.h"
 #include "fuzz_edit.h"
 #include "causal/causal.h"
-
-static void append(char **buf, size_t *len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void append(char **buf, size_t *len, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	*buf = realloc(*buf, *len + (size_t)n + 1);
-	assert_non_null(*buf);
-	va_start(ap, fmt);
-	vsnprintf(*buf + *len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	*len += (size_t)n;
-}
+#include "causal_test_util.h"
 
 /* One experiment with one throughput point `p`. */
 static void exp_tp(char **buf, size_t *len, const char *line, int pct, long duration, long visits,
@@ -47,24 +30,6 @@ static void exp_tp(char **buf, size_t *len, const char *line, int pct, long dura
 	       "experiment\tselected=%s\tspeedup=%d.%02d\tduration=%ld\tselected-samples=%ld\n"
 	       "throughput-point\tname=p\tdelta=%ld\n",
 	       line, pct / 100, pct % 100, duration, samples, visits);
-}
-
-static void load(struct causal_profile *p, const char *buf, size_t len)
-{
-	causal_profile_init(p);
-	assert_int_equal(causal_profile_read_buffer(p, buf, len, "t.coz", NULL), 0);
-	assert_int_equal(p->stats.malformed, 0);
-}
-
-static const struct causal_series *series_of(const struct causal_profile *p,
-					     const struct causal_summary *s, const char *line)
-{
-	for (size_t i = 0; i < s->n_series; i++) {
-		if (strcmp(causal_profile_string(p, s->series[i].selected), line) == 0)
-			return &s->series[i];
-	}
-	fail_msg("no series for %s", line);
-	return NULL;
 }
 
 static const struct causal_bucket *bucket_at(const struct causal_series *c, int pct)
@@ -803,22 +768,6 @@ static void test_jsonl_malformed(void **state)
 
 /* ------------------------------------------------------------ outputs */
 
-static char *report_to_string(void (*fn)(FILE *, const struct causal_profile *,
-					 const struct causal_summary *,
-					 const struct causal_report_options *),
-			      const struct causal_profile *p, const struct causal_summary *s)
-{
-	char *out = NULL;
-	size_t n = 0;
-	FILE *f = open_memstream(&out, &n);
-	char *files[] = {"t.coz"};
-
-	assert_non_null(f);
-	fn(f, p, s, &(struct causal_report_options){.files = files, .n_files = 1});
-	fclose(f);
-	return out;
-}
-
 static void test_json_output(void **state)
 {
 	struct causal_profile p;
@@ -830,7 +779,7 @@ static void test_json_output(void **state)
 
 	load(&p, buf, len);
 	assert_int_equal(causal_summarize(&p, NULL, &s), 0);
-	out = report_to_string(causal_report_json, &p, &s);
+	out = report_to_string(causal_report_json, &p, &s, "t.coz");
 	root = json_loads(out, 0, &err);
 	if (!root)
 		fail_msg("JSON does not parse: %s", err.text);
@@ -882,7 +831,7 @@ static void test_html_output(void **state)
 
 	load(&p, buf, len);
 	assert_int_equal(causal_summarize(&p, NULL, &s), 0);
-	out = report_to_string(causal_report_html, &p, &s);
+	out = report_to_string(causal_report_html, &p, &s, "t.coz");
 	for (const char *c = out; (c = strstr(c, "<svg")); c++)
 		charts++;
 	assert_int_equal(charts, 3);

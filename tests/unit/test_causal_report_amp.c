@@ -28,26 +28,9 @@
 
 #include "base/base.h"
 #include "causal/causal.h"
+#include "causal_test_util.h"
 
 #define D_HIGH 5000000 /* the amplified level, ns */
-
-static void append(char **buf, size_t *len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void append(char **buf, size_t *len, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	*buf = realloc(*buf, *len + (size_t)n + 1);
-	assert_non_null(*buf);
-	va_start(ap, fmt);
-	vsnprintf(*buf + *len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	*len += (size_t)n;
-}
 
 struct sweep_line {
 	const char *name;

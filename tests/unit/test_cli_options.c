@@ -301,6 +301,60 @@ static void help_generated_from_the_table(void **state)
 	free(text);
 }
 
+struct strings {
+	const char **items;
+	size_t n;
+};
+
+/* A repeatable option's callback collects its arguments in order (-f a -f b). */
+static int collect_option(const struct cli_option *opt, const char *arg, void *ctx)
+{
+	struct strings *list = ctx;
+
+	(void)opt;
+	return cli_append_string(&list->items, &list->n, arg, "t");
+}
+
+static void repeatable_option_appends(void **state)
+{
+	static const struct cli_option table[] = {
+	    CLI_CALLBACK('f', "function", "SYMBOL", collect_option, "x"),
+	    CLI_END(),
+	};
+	const struct cli_command cmd = {.name = "t", .usage = "t", .options = table};
+	char *argv[] = {"t", "-f", "a", "--function=b", "-f", "c", "x", NULL};
+	struct strings list = {0};
+	int first = 0;
+
+	(void)state;
+	assert_int_equal(cli_parse(&cmd, 7, argv, &list, &first), 0);
+	assert_int_equal(list.n, 3);
+	assert_string_equal(list.items[0], "a");
+	assert_string_equal(list.items[1], "b");
+	assert_string_equal(list.items[2], "c");
+	assert_int_equal(first, 6);
+	free(list.items);
+}
+
+/* Too few or too many operands are usage errors; min..max are accepted. */
+static void operand_count_is_checked(void **state)
+{
+	static const struct cli_option table[] = {CLI_END()};
+	const struct cli_command cmd = {.name = "t", .usage = "t", .options = table};
+	char *none[] = {"t", NULL}, *one[] = {"t", "a", NULL},
+	     *three[] = {"t", "a", "b", "c", NULL};
+	int first = 0;
+
+	(void)state;
+	assert_int_equal(cli_parse_operands(&cmd, 1, none, NULL, &first, 1, 2, "few", "many"),
+			 EXIT_USAGE);
+	assert_int_equal(cli_parse_operands(&cmd, 2, one, NULL, &first, 1, 2, "few", "many"), 0);
+	assert_int_equal(first, 1);
+	assert_int_equal(cli_parse_operands(&cmd, 4, three, NULL, &first, 1, 2, "few", "many"),
+			 EXIT_USAGE);
+	assert_int_equal(cli_parse_operands(&cmd, 4, three, NULL, &first, 1, -1, "few", NULL), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -312,6 +366,8 @@ int main(void)
 	    cmocka_unit_test(lookup_for_pass_through),
 	    cmocka_unit_test(help_generated_from_the_table),
 	    cmocka_unit_test(double_bounds_may_be_open),
+	    cmocka_unit_test(repeatable_option_appends),
+	    cmocka_unit_test(operand_count_is_checked),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -160,35 +160,32 @@ static void analyse_and_print(const struct layout_record *rec)
 	free(text);
 }
 
-static void test_fuzz_never_crashes(void **state)
+/*
+ * 3000 rounds of 1-4 random edits of `text` (fuzz_edit.h) read back: each
+ * either is accepted, and then `accepted` must handle it without harm, or
+ * is refused with an error naming the file. Both outcomes must occur, so
+ * that the loop exercised the reader's paths.
+ */
+static void fuzz_reader(const char *text, const char *const *tokens, size_t n_tokens, uint64_t seed,
+			void (*accepted)(struct layout_record *rec))
 {
-	static const char *const tokens[] = {"\t",     "\n",	"struct", "field", "ref",
-					     "sample", "block", "[]",	  "-",	   "0x",
-					     "64",     "foo",	"pinned"};
-	const struct fuzz_edits edits = {.alphabet = NULL,
-					 .tokens = tokens,
-					 .n_tokens = sizeof(tokens) / sizeof(tokens[0]),
-					 .insert_weight = 2};
+	const struct fuzz_edits edits = {
+	    .alphabet = NULL, .tokens = tokens, .n_tokens = n_tokens, .insert_weight = 2};
 	char buf[4096];
 	struct rng r;
 	unsigned ok = 0, failed = 0;
 
-	(void)state;
-	rng_seed(&r, 17);
+	rng_seed(&r, seed);
 	for (int round = 0; round < 3000; round++) {
-		size_t len = strlen(table_3_2);
+		size_t len = strlen(text);
 		struct layout_record rec;
 		char err[256];
 
-		memcpy(buf, table_3_2, len);
+		memcpy(buf, text, len);
 		for (uint64_t k = rng_below(&r, 4) + 1; k > 0; k--)
 			fuzz_edit(&r, &edits, buf, &len, sizeof(buf));
 		if (read_text(buf, len, &rec, err, sizeof(err)) == 0) {
-			/* whatever was accepted must analyse and print without harm */
-			assert_int_equal(layout_annotate(&rec.program, rec.samples, rec.n_samples,
-							 LAYOUT_ADJUST_THESIS),
-					 0);
-			analyse_and_print(&rec);
+			accepted(&rec);
 			layout_record_free(&rec);
 			ok++;
 		} else {
@@ -196,9 +193,26 @@ static void test_fuzz_never_crashes(void **state)
 			failed++;
 		}
 	}
-	/* both outcomes occur, so the loop exercised the reader's paths */
 	assert_true(ok > 0);
 	assert_true(failed > 0);
+}
+
+/* Whatever version 1 record was accepted must analyse and print without harm. */
+static void annotate_and_print(struct layout_record *rec)
+{
+	assert_int_equal(
+	    layout_annotate(&rec->program, rec->samples, rec->n_samples, LAYOUT_ADJUST_THESIS), 0);
+	analyse_and_print(rec);
+}
+
+static void test_fuzz_never_crashes(void **state)
+{
+	static const char *const tokens[] = {"\t",     "\n",	"struct", "field", "ref",
+					     "sample", "block", "[]",	  "-",	   "0x",
+					     "64",     "foo",	"pinned"};
+
+	(void)state;
+	fuzz_reader(table_3_2, tokens, sizeof(tokens) / sizeof(tokens[0]), 17, annotate_and_print);
 }
 
 /* ------------------------------------------------------------ version 2 */
@@ -456,35 +470,9 @@ static void test_fuzz_version_2(void **state)
 	static const char *const tokens[] = {
 	    "\t",     "\n", "program", "module", "access", "stat", "source", "sample", "ref",
 	    "struct", "0x", "-",       "r",	 "w",	   "ab",   "chain",  "1:",     ",?"};
-	const struct fuzz_edits edits = {.alphabet = NULL,
-					 .tokens = tokens,
-					 .n_tokens = sizeof(tokens) / sizeof(tokens[0]),
-					 .insert_weight = 2};
-	char buf[4096];
-	struct rng r;
-	unsigned ok = 0, failed = 0;
 
 	(void)state;
-	rng_seed(&r, 1717);
-	for (int round = 0; round < 3000; round++) {
-		size_t len = strlen(v2);
-		struct layout_record rec;
-		char err[256];
-
-		memcpy(buf, v2, len);
-		for (uint64_t k = rng_below(&r, 4) + 1; k > 0; k--)
-			fuzz_edit(&r, &edits, buf, &len, sizeof(buf));
-		if (read_text(buf, len, &rec, err, sizeof(err)) == 0) {
-			check_accepted_v2(&rec);
-			layout_record_free(&rec);
-			ok++;
-		} else {
-			assert_non_null(strstr(err, "t.record:"));
-			failed++;
-		}
-	}
-	assert_true(ok > 0);
-	assert_true(failed > 0);
+	fuzz_reader(v2, tokens, sizeof(tokens) / sizeof(tokens[0]), 1717, check_accepted_v2);
 }
 
 /* ------------------------------------------------------------ shared lines */

@@ -153,7 +153,11 @@ static inline void released(unsigned on, int r)
 		return r;                                                                          \
 	}
 
-#define TRY(name, params, args)                                                                    \
+/*
+ * A call that never blocks (a try-lock, an unlock): the real call, then
+ * RECORD(metrics, result) (acquired_without_blocking or released).
+ */
+#define NONBLOCKING(name, params, args, record)                                                    \
 	ANN_EXPORT int name params                                                                 \
 	{                                                                                          \
 		__typeof__(&name) real = name##_real();                                            \
@@ -162,22 +166,11 @@ static inline void released(unsigned on, int r)
 		if (!real)                                                                         \
 			return EAGAIN;                                                             \
 		r = real args;                                                                     \
-		acquired_without_blocking(lock_metrics(), r);                                      \
+		record(lock_metrics(), r);                                                         \
 		return r;                                                                          \
 	}
-
-#define RELEASE(name, params, args)                                                                \
-	ANN_EXPORT int name params                                                                 \
-	{                                                                                          \
-		__typeof__(&name) real = name##_real();                                            \
-		int r;                                                                             \
-                                                                                                   \
-		if (!real)                                                                         \
-			return EAGAIN;                                                             \
-		r = real args;                                                                     \
-		released(lock_metrics(), r);                                                       \
-		return r;                                                                          \
-	}
+#define TRY(name, params, args)	    NONBLOCKING(name, params, args, acquired_without_blocking)
+#define RELEASE(name, params, args) NONBLOCKING(name, params, args, released)
 
 typedef const struct timespec *abstime_t;
 

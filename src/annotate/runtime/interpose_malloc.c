@@ -240,9 +240,13 @@ ANN_EXPORT void *reallocarray(void *p, size_t count, size_t size)
 	return q;
 }
 
-ANN_EXPORT void *memalign(size_t align, size_t n)
+/*
+ * memalign and aligned_alloc take the same arguments and count the same
+ * bytes; only the real function differs (REAL: null while dlsym is still
+ * resolving it).
+ */
+static inline void *aligned_through(memalign_fn real, size_t align, size_t n)
 {
-	memalign_fn real = memalign_real();
 	uint64_t before = ann_counters.mem;
 	void *p;
 
@@ -254,18 +258,14 @@ ANN_EXPORT void *memalign(size_t align, size_t n)
 	return p;
 }
 
+ANN_EXPORT void *memalign(size_t align, size_t n)
+{
+	return aligned_through(memalign_real(), align, n);
+}
+
 ANN_EXPORT void *aligned_alloc(size_t align, size_t n)
 {
-	memalign_fn real = aligned_alloc_real();
-	uint64_t before = ann_counters.mem;
-	void *p;
-
-	if (!real)
-		return bootstrap_alloc(n, align);
-	p = real(align, n);
-	if (p)
-		ann_count_alloc(before, n);
-	return p;
+	return aligned_through(aligned_alloc_real(), align, n);
 }
 
 ANN_EXPORT int posix_memalign(void **out, size_t align, size_t n)
