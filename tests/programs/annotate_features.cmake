@@ -11,6 +11,7 @@ set(AF_DEPS ${AF_SRC}/features_harness.c ${AF_SRC}/features_harness.h ${AF_RUNTI
             ${CMAKE_SOURCE_DIR}/src/annotate/runtime/features.h
             ${CMAKE_SOURCE_DIR}/src/annotate/runtime/features_ops.h
             ${CMAKE_SOURCE_DIR}/src/annotate/runtime/safe_read.h)
+find_program(LEVER_TEST_GCC NAMES gcc)
 find_program(LEVER_TEST_GXX NAMES g++)
 find_program(LEVER_TEST_CLANG14 NAMES clang-14 clang)
 find_program(LEVER_TEST_CLANGXX14 NAMES clang++-14 clang++)

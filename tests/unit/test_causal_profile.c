@@ -627,8 +627,14 @@ static void test_coz_sample_profiles(void **state)
 		assert_int_equal(p.n_deltas, p.n_experiments);
 		assert_int_equal(causal_summarize(&p, NULL, &s), 0);
 		assert_true(s.n_series > 0);
-		for (size_t k = 1; k < s.n_series; k++) /* ranked by impact by default */
-			assert_true(s.series[k - 1].impact >= s.series[k].impact);
+		/* ranked by impact by default, lines with firm curves before thin ones */
+		for (size_t k = 1; k < s.n_series; k++) {
+			bool thin0 = s.series[k - 1].thin != 0, thin1 = s.series[k].thin != 0;
+
+			assert_true(thin0 <= thin1);
+			if (thin0 == thin1)
+				assert_true(s.series[k - 1].impact >= s.series[k].impact);
+		}
 		causal_summary_free(&s);
 		causal_profile_free(&p);
 	}
