@@ -30,10 +30,11 @@
  * sigsuspend cannot tell who sent the signal whose handler ended it, so it
  * never skips (post_block(false)): the thread pays what accumulated.
  *
- * lever's handler interrupts these waits with EINTR. A program that installed
- * no handler for any signal that could have interrupted the call never sees
- * EINTR without lever, so then we wait again (with the remaining time for
- * sigtimedwait); otherwise EINTR is returned as usual. The same holds for
+ * lever's handler interrupts these waits with EINTR. Without lever the call
+ * ends with EINTR only after one of the program's handlers ran on the thread,
+ * which the handler wrapper counts (handler_runs, below): if none ran during
+ * the call we wait again (with the remaining time for sigtimedwait);
+ * otherwise EINTR is returned as usual (issue 14). The same holds for
  * nanosleep, clock_nanosleep, usleep and sleep, which no SA_RESTART restarts:
  * they sleep on for what is left (not blocking calls: a sleeping thread pays
  * its pauses after it wakes, as Coz's).
@@ -152,6 +153,8 @@ static __thread volatile unsigned long handler_runs __attribute__((tls_model("in
 _Static_assert(sizeof(uintptr_t) == sizeof(uint64_t), "a handler fits in a table word");
 
 static _Atomic uint64_t program_handlers[NSIG];
+/* Serializes installers, so that oldact is translated with the entry the kernel's action had. */
+static atomic_flag program_handlers_lock = ATOMIC_FLAG_INIT;
 
 unsigned long signals_handler_runs(void)
 {
@@ -281,6 +284,7 @@ static void program_action_after_fork(void)
 	if (atomic_load(&program_action.seq) & 1)
 		atomic_fetch_add(&program_action.seq, 1);
 	atomic_flag_clear(&program_action.lock);
+	atomic_flag_clear(&program_handlers_lock);
 }
 
 /* ---- interface to the rest of the runtime ---- */
@@ -567,7 +571,8 @@ LEVER_EXPORT int sigpending(sigset_t *set)
  * sigaction for a signal other than LEVER_SIGNAL: act (a copy, may be NULL)
  * goes in with program_handler_wrapper in place of a function, and oldact
  * comes back with the program's own. The table changes with every signal
- * blocked on this thread, so the wrapper never runs here between the two.
+ * blocked on this thread (the wrapper never runs here between the two, and
+ * never spins on the lock).
  */
 static int install_wrapped(int (*real)(int, const struct sigaction *, struct sigaction *), int sig,
 			   struct sigaction *act, struct sigaction *oldact)
@@ -584,6 +589,8 @@ static int install_wrapped(int (*real)(int, const struct sigaction *, struct sig
 	}
 	sigfillset(&all);
 	raw_sigprocmask(SIG_SETMASK, &all, &mask);
+	while (atomic_flag_test_and_set_explicit(&program_handlers_lock, memory_order_acquire))
+		;
 	if (valid)
 		previous = atomic_load(&program_handlers[sig]);
 	if (wrapped)
@@ -592,6 +599,7 @@ static int install_wrapped(int (*real)(int, const struct sigaction *, struct sig
 	saved = errno;
 	if (r != 0 && wrapped)
 		atomic_store(&program_handlers[sig], previous);
+	atomic_flag_clear_explicit(&program_handlers_lock, memory_order_release);
 	raw_sigprocmask(SIG_SETMASK, &mask, NULL);
 	if (r == 0 && oldact)
 		unwrap_action(oldact, previous);
