@@ -5,7 +5,9 @@
 # neither crash nor hang, and leave a profile starting with a startup record,
 # with samples in the program's own lines and experiments whose durations are
 # all positive. The programs include the transparency cases of issue 14:
-# waits lever's signals must not end with EINTR (eintr_waits, and built with
+# waits lever's signals must not end with EINTR, an EINTR the program's own
+# handler caused reaches it only once that handler ran, and sigaction reads
+# back the program's own handler (eintr_waits, and built with
 # _FORTIFY_SOURCE: eintr_waits_fortified), the program's
 # own SIGPROF collected with sigwait (sigwait_prof), lever's descriptors out
 # of the program's budget (fd_budget), --progress in threads

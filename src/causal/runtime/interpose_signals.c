@@ -30,10 +30,11 @@
  * sigsuspend cannot tell who sent the signal whose handler ended it, so it
  * never skips (post_block(false)): the thread pays what accumulated.
  *
- * lever's handler interrupts these waits with EINTR. A program that installed
- * no handler for any signal that could have interrupted the call never sees
- * EINTR without lever, so then we wait again (with the remaining time for
- * sigtimedwait); otherwise EINTR is returned as usual. The same holds for
+ * lever's handler interrupts these waits with EINTR. Without lever the call
+ * ends with EINTR only after one of the program's handlers ran on the thread,
+ * which the handler wrapper counts (handler_runs, below): if none ran during
+ * the call we wait again (with the remaining time for sigtimedwait);
+ * otherwise EINTR is returned as usual (issue 14). The same holds for
  * nanosleep, clock_nanosleep, usleep and sleep, which no SA_RESTART restarts:
  * they sleep on for what is left (not blocking calls: a sleeping thread pays
  * its pauses after it wakes, as Coz's).
@@ -117,8 +118,6 @@ static struct {
 	_Atomic unsigned long mask[MASK_WORDS];
 } program_action = {.lock = ATOMIC_FLAG_INIT};
 
-/* Signals for which the program has a handler function installed (bit sig-1). */
-static _Atomic uint64_t program_handled;
 /* Signals the program asked siginterrupt() to interrupt system calls. */
 static _Atomic uint64_t program_interrupting;
 
@@ -133,15 +132,92 @@ static bool is_function(uintptr_t handler)
 	       handler != (uintptr_t)SIG_ERR;
 }
 
-static void note_disposition(int sig, const struct sigaction *act)
-{
-	uintptr_t h = (act->sa_flags & SA_SIGINFO) ? (uintptr_t)act->sa_sigaction
-						   : (uintptr_t)act->sa_handler;
+/*
+ * Knowing whether one of the program's handlers ran on this thread (issue 14):
+ * after EINTR, a wait is the program's to end only if one did. Every handler
+ * function the program installs for a signal other than LEVER_SIGNAL is
+ * installed as program_handler_wrapper (SA_SIGINFO added; its flags and mask
+ * otherwise kept, so SA_RESTART, SA_NODEFER, SA_ONSTACK and SA_RESETHAND act
+ * as asked), which counts the run in handler_runs and calls the program's
+ * function. oldact never shows the wrapper: it is translated back to the
+ * program's function and SA_SIGINFO bit. The forwarded handler for
+ * LEVER_SIGNAL counts in run_program_action.
+ *
+ * program_handlers[sig] holds the function with the program's SA_SIGINFO in
+ * bit 63 (user addresses on x86-64 never use it), in one atomic word so that
+ * the wrapper reads a consistent pair in signal context.
+ */
+static __thread volatile unsigned long handler_runs __attribute__((tls_model("initial-exec")));
 
-	if (is_function(h))
-		atomic_fetch_or(&program_handled, sig_bit(sig));
+#define HANDLER_SIGINFO (1ULL << 63)
+_Static_assert(sizeof(uintptr_t) == sizeof(uint64_t), "a handler fits in a table word");
+
+static _Atomic uint64_t program_handlers[NSIG];
+/* Serializes installers, so that oldact is translated with the entry the kernel's action had. */
+static atomic_flag program_handlers_lock = ATOMIC_FLAG_INIT;
+
+unsigned long signals_handler_runs(void)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	return handler_runs;
+}
+
+static void count_handler_run(void)
+{
+	handler_runs = handler_runs + 1;
+	atomic_signal_fence(memory_order_seq_cst);
+}
+
+static void program_handler_wrapper(int sig, siginfo_t *info, void *uctx)
+{
+	uint64_t entry = 0;
+
+	count_handler_run();
+	if (sig > 0 && sig < NSIG)
+		entry = atomic_load_explicit(&program_handlers[sig], memory_order_acquire);
+	if (!is_function((uintptr_t)(entry & ~HANDLER_SIGINFO)))
+		return; /* never filled: the kernel did not get the wrapper from us */
+	if (entry & HANDLER_SIGINFO)
+		((void (*)(int, siginfo_t *, void *))(uintptr_t)(entry & ~HANDLER_SIGINFO))(
+		    sig, info, uctx);
 	else
-		atomic_fetch_and(&program_handled, ~sig_bit(sig));
+		((void (*)(int))(uintptr_t)entry)(sig);
+}
+
+static uintptr_t action_handler(const struct sigaction *act)
+{
+	return (act->sa_flags & SA_SIGINFO) ? (uintptr_t)act->sa_sigaction
+					    : (uintptr_t)act->sa_handler;
+}
+
+static uint64_t handler_entry(const struct sigaction *act)
+{
+	return (uint64_t)action_handler(act) | ((act->sa_flags & SA_SIGINFO) ? HANDLER_SIGINFO : 0);
+}
+
+/* What the kernel gets for the program's act: the wrapper in place of a function. */
+static bool wrap_action(int sig, struct sigaction *act)
+{
+	if (sig == LEVER_SIGNAL || sig < 1 || sig >= NSIG || !is_function(action_handler(act)))
+		return false;
+	act->sa_sigaction = program_handler_wrapper;
+	act->sa_flags |= SA_SIGINFO;
+	return true;
+}
+
+/* An action read from the kernel, as the program installed it (entry: the table's word). */
+static void unwrap_action(struct sigaction *act, uint64_t entry)
+{
+	if (action_handler(act) != (uintptr_t)program_handler_wrapper)
+		return;
+	act->sa_flags &= ~SA_SIGINFO;
+	if (entry & HANDLER_SIGINFO) {
+		act->sa_flags |= SA_SIGINFO;
+		act->sa_sigaction =
+		    (void (*)(int, siginfo_t *, void *))(uintptr_t)(entry & ~HANDLER_SIGINFO);
+	} else {
+		act->sa_handler = (void (*)(int))(uintptr_t)entry;
+	}
 }
 
 static void program_action_read(struct sigaction *out)
@@ -200,7 +276,6 @@ static void program_action_store(const struct sigaction *act)
 						   : (uintptr_t)act->sa_handler;
 
 	program_action_write(h, act->sa_flags, &act->sa_mask);
-	note_disposition(LEVER_SIGNAL, act);
 }
 
 /* A writer on another thread may have been cut off by fork: its lock and sequence stay behind. */
@@ -209,6 +284,7 @@ static void program_action_after_fork(void)
 	if (atomic_load(&program_action.seq) & 1)
 		atomic_fetch_add(&program_action.seq, 1);
 	atomic_flag_clear(&program_action.lock);
+	atomic_flag_clear(&program_handlers_lock);
 }
 
 /* ---- interface to the rest of the runtime ---- */
@@ -267,10 +343,9 @@ static void run_program_action(int sig, siginfo_t *info, void *uctx)
 		errno = saved_errno;
 		return;
 	}
-	if (act.sa_flags & SA_RESETHAND) {
+	if (act.sa_flags & SA_RESETHAND)
 		program_action_write((uintptr_t)SIG_DFL, 0, NULL);
-		atomic_fetch_and(&program_handled, ~sig_bit(sig));
-	}
+	count_handler_run();
 	block = act.sa_mask;
 	if (!(act.sa_flags & SA_NODEFER))
 		sigaddset(&block, sig);
@@ -492,6 +567,46 @@ LEVER_EXPORT int sigpending(sigset_t *set)
 
 /* ---- installing handlers ---- */
 
+/*
+ * sigaction for a signal other than LEVER_SIGNAL: act (a copy, may be NULL)
+ * goes in with program_handler_wrapper in place of a function, and oldact
+ * comes back with the program's own. The table changes with every signal
+ * blocked on this thread (the wrapper never runs here between the two, and
+ * never spins on the lock).
+ */
+static int install_wrapped(int (*real)(int, const struct sigaction *, struct sigaction *), int sig,
+			   struct sigaction *act, struct sigaction *oldact)
+{
+	bool valid = sig >= 1 && sig < NSIG;
+	uint64_t previous = 0, entry = 0;
+	bool wrapped = false;
+	sigset_t all, mask;
+	int r, saved;
+
+	if (act) {
+		entry = handler_entry(act);
+		wrapped = wrap_action(sig, act);
+	}
+	sigfillset(&all);
+	raw_sigprocmask(SIG_SETMASK, &all, &mask);
+	while (atomic_flag_test_and_set_explicit(&program_handlers_lock, memory_order_acquire))
+		;
+	if (valid)
+		previous = atomic_load(&program_handlers[sig]);
+	if (wrapped)
+		atomic_store(&program_handlers[sig], entry);
+	r = real(sig, act, oldact);
+	saved = errno;
+	if (r != 0 && wrapped)
+		atomic_store(&program_handlers[sig], previous);
+	atomic_flag_clear_explicit(&program_handlers_lock, memory_order_release);
+	raw_sigprocmask(SIG_SETMASK, &mask, NULL);
+	if (r == 0 && oldact)
+		unwrap_action(oldact, previous);
+	errno = saved;
+	return r;
+}
+
 static int do_sigaction(int sig, const struct sigaction *act, struct sigaction *oldact,
 			const void *ra)
 {
@@ -534,10 +649,7 @@ static int do_sigaction(int sig, const struct sigaction *act, struct sigaction *
 	}
 	if (act && lever_owns_signal())
 		sigdelset(&copy.sa_mask, LEVER_SIGNAL);
-	r = real(sig, act, oldact);
-	if (r == 0 && act)
-		note_disposition(sig, act);
-	return r;
+	return install_wrapped(real, sig, act ? &copy : NULL, oldact);
 }
 
 LEVER_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
@@ -771,22 +883,6 @@ LEVER_EXPORT sighandler_t sigset(int sig, sighandler_t disp)
 
 /* ---- waiting for signals: blocking calls ---- */
 
-/*
- * After EINTR: could one of the program's own handlers have run, given the
- * signals that were deliverable (not in blocked)? If not, it was lever's.
- */
-static bool program_may_have_been_interrupted(const sigset_t *blocked)
-{
-	uint64_t handled = atomic_load(&program_handled);
-
-	for (int sig = 1; sig <= 64 && handled; sig++) {
-		if ((handled & sig_bit(sig)) && sigismember(blocked, sig) != 1)
-			return true;
-		handled &= ~sig_bit(sig);
-	}
-	return false;
-}
-
 static int64_t timespec_ns(const struct timespec *ts)
 {
 	return (int64_t)ts->tv_sec * (int64_t)NSEC_PER_SEC + ts->tv_nsec;
@@ -804,7 +900,7 @@ static int timed_wait_signal(const sigset_t *set, siginfo_t *info, const struct 
 	__typeof__(&sigtimedwait) real = real_sigtimedwait();
 	bool owned = !address_in_lever(ra) && lever_owns_signal();
 	bool wants_ours = false;
-	sigset_t copy, current;
+	sigset_t copy;
 	siginfo_t local;
 	struct timespec left, *tsp = NULL;
 	int64_t deadline = 0;
@@ -837,6 +933,8 @@ static int timed_wait_signal(const sigset_t *set, siginfo_t *info, const struct 
 	}
 	armed = delays_block_begin(ra);
 	for (;;) {
+		unsigned long runs = signals_handler_runs();
+
 		if (real)
 			r = real(set, info, tsp);
 		else
@@ -847,11 +945,8 @@ static int timed_wait_signal(const sigset_t *set, siginfo_t *info, const struct 
 			r = LEVER_SIGNAL;
 			break;
 		}
-		raw_sigprocmask(SIG_BLOCK, NULL, &current);
-		if (program_blocked)
-			sigaddset(&current, LEVER_SIGNAL);
-		if (program_may_have_been_interrupted(&current))
-			break;
+		if (signals_handler_runs() != runs)
+			break; /* one of the program's handlers ran: the EINTR is its */
 		if (tsp) {
 			int64_t rest = deadline - (int64_t)time_monotonic_ns();
 
@@ -927,12 +1022,14 @@ LEVER_EXPORT int sigsuspend(const sigset_t *mask)
 	}
 	armed = delays_block_begin(ra);
 	for (;;) {
+		unsigned long runs = signals_handler_runs();
+
 		if (real)
 			r = real(mask);
 		else
 			r = (int)syscall(SYS_rt_sigsuspend, mask, KERNEL_SIGSET_SIZE);
-		/* It returns only after a handler ran; if none of the program's could, ours did. */
-		if (errno != EINTR || program_may_have_been_interrupted(asked))
+		/* It returns only after a handler ran; if none of the program's did, ours did. */
+		if (errno != EINTR || signals_handler_runs() != runs)
 			break;
 	}
 	delays_block_end(armed, false);
@@ -943,32 +1040,24 @@ LEVER_EXPORT int sigsuspend(const sigset_t *mask)
 /* ---- sleeping: lever's signals do not end the program's sleeps ---- */
 
 /*
- * After a sleep ended with EINTR: was it lever's signal alone? Then the
- * program, which would not have been interrupted bare, sleeps on. (A pause
- * paid in lever's handler then adds to the sleep as it would to work; cut
- * short, AMP's sleeping consumers finished their tasks early and the
- * prediction read high.)
+ * After a call made from ra ended with EINTR: was it lever's signal alone
+ * (no handler of the program ran on this thread since runs_before was read,
+ * just before the call)? Then the program, which would not have been
+ * interrupted bare, waits on. (A pause paid in lever's handler then adds to
+ * a sleep as it would to work; cut short, AMP's sleeping consumers finished
+ * their tasks early and the prediction read high.) A mask passed with the
+ * call (ppoll, pselect, epoll_pwait, sigsuspend) needs nothing more: a
+ * signal it let through ran its handler through the wrapper, which counted.
+ *
+ * A program handler that ran between the reading and the call, then lever's
+ * signal ending the call: the EINTR is returned, though bare the call would
+ * have blocked on. The window is a few instructions; no signal is lost.
  */
-bool signals_only_lever_interrupted(const void *ra, const sigset_t *during)
+bool signals_only_lever_interrupted(const void *ra, unsigned long runs_before)
 {
-	sigset_t current;
-
 	if (address_in_lever(ra) || !lever_owns_signal())
 		return false;
-	if (during) {
-		/* the mask the call ran with (ppoll, pselect, epoll_pwait) is the program's own */
-		current = *during;
-	} else {
-		raw_sigprocmask(SIG_BLOCK, NULL, &current);
-		if (program_blocked)
-			sigaddset(&current, LEVER_SIGNAL);
-	}
-	return !program_may_have_been_interrupted(&current);
-}
-
-static bool only_lever_interrupted(const void *ra)
-{
-	return signals_only_lever_interrupted(ra, NULL);
+	return signals_handler_runs() == runs_before;
 }
 
 static int sleep_relative(const struct timespec *req, struct timespec *rem, const void *ra)
@@ -983,8 +1072,10 @@ static int sleep_relative(const struct timespec *req, struct timespec *rem, cons
 		return real ? real(req, rem) : (int)syscall(SYS_nanosleep, req, rem);
 	want = *req;
 	for (;;) {
+		unsigned long runs = signals_handler_runs();
+
 		r = real(&want, &left);
-		if (r == 0 || errno != EINTR || !only_lever_interrupted(ra))
+		if (r == 0 || errno != EINTR || !signals_only_lever_interrupted(ra, runs))
 			break;
 		want = left;
 		errno = saved;
@@ -1016,8 +1107,10 @@ LEVER_EXPORT int clock_nanosleep(clockid_t clock, int flags, const struct timesp
 		return real(clock, flags, req, rem);
 	want = *req;
 	for (;;) {
+		unsigned long runs = signals_handler_runs();
+
 		r = real(clock, flags, &want, &left);
-		if (r != EINTR || !only_lever_interrupted(ra))
+		if (r != EINTR || !signals_only_lever_interrupted(ra, runs))
 			break;
 		/* relative: what is left; absolute: the same deadline */
 		if (!(flags & TIMER_ABSTIME))

@@ -508,6 +508,7 @@ LEVER_EXPORT int sem_timedwait(sem_t *s, const struct timespec *abstime)
 {
 	__typeof__(&sem_timedwait) real = real_sem_timedwait();
 	const void *ra = CALLER();
+	unsigned long runs;
 	int saved = errno;
 	bool armed;
 	int r;
@@ -516,9 +517,13 @@ LEVER_EXPORT int sem_timedwait(sem_t *s, const struct timespec *abstime)
 		return fail_errno();
 	armed = delays_block_begin(ra);
 	/* the deadline is absolute: lever's signal alone just means wait again */
-	while ((r = real(s, abstime)) != 0 && errno == EINTR &&
-	       signals_only_lever_interrupted(ra, NULL))
+	for (;;) {
+		runs = signals_handler_runs();
+		r = real(s, abstime);
+		if (r == 0 || errno != EINTR || !signals_only_lever_interrupted(ra, runs))
+			break;
 		errno = saved;
+	}
 	delays_block_end(armed, r == 0);
 	return r;
 }
@@ -527,6 +532,7 @@ LEVER_EXPORT int sem_clockwait(sem_t *s, clockid_t clock, const struct timespec 
 {
 	__typeof__(&sem_clockwait) real = real_sem_clockwait();
 	const void *ra = CALLER();
+	unsigned long runs;
 	int saved = errno;
 	bool armed;
 	int r;
@@ -534,9 +540,13 @@ LEVER_EXPORT int sem_clockwait(sem_t *s, clockid_t clock, const struct timespec 
 	if (!real)
 		return fail_errno();
 	armed = delays_block_begin(ra);
-	while ((r = real(s, clock, abstime)) != 0 && errno == EINTR &&
-	       signals_only_lever_interrupted(ra, NULL))
+	for (;;) {
+		runs = signals_handler_runs();
+		r = real(s, clock, abstime);
+		if (r == 0 || errno != EINTR || !signals_only_lever_interrupted(ra, runs))
+			break;
 		errno = saved;
+	}
 	delays_block_end(armed, r == 0);
 	return r;
 }

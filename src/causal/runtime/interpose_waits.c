@@ -12,7 +12,7 @@
  *
  * Each wrapper calls the real function and, when it failed with EINTR while
  * only lever's signal could have interrupted it (no handler of the program
- * for a signal the thread let through: signals_only_lever_interrupted), waits
+ * ran on the thread during the call: signals_only_lever_interrupted), waits
  * again for what is left of its timeout, as the sleeps in
  * interpose_signals.c do. A socket call's timeout is the socket's own: the
  * retry first waits for readiness with poll for what is left, and returns
@@ -96,10 +96,15 @@ __attribute__((constructor)) static void interpose_waits_resolve(void)
 	(void)real_pause();
 }
 
-/* Whether a call that returned r must be made again: EINTR that only lever can have caused. */
-static bool lever_interrupted(long r, const void *ra, const sigset_t *during)
+/*
+ * Whether a call that returned r must be made again: EINTR that only lever
+ * can have caused (no handler of the program ran since runs was read, just
+ * before the call). The loops read it with a comma: `while (runs =
+ * signals_handler_runs(), lever_interrupted(r = call, ra, runs))`.
+ */
+static bool lever_interrupted(long r, const void *ra, unsigned long runs)
 {
-	return r < 0 && errno == EINTR && signals_only_lever_interrupted(ra, during);
+	return r < 0 && errno == EINTR && signals_only_lever_interrupted(ra, runs);
 }
 
 /* ---- what is left of a timeout ---- */
@@ -163,10 +168,12 @@ static int do_poll(struct pollfd *fds, nfds_t n, int timeout)
 static int poll_restarting(struct pollfd *fds, nfds_t n, int timeout, const void *ra)
 {
 	uint64_t deadline = deadline_ms(timeout);
+	unsigned long runs;
 	int saved = errno;
 	int r;
 
-	while (lever_interrupted(r = do_poll(fds, n, timeout), ra, NULL)) {
+	while (runs = signals_handler_runs(),
+	       lever_interrupted(r = do_poll(fds, n, timeout), ra, runs)) {
 		errno = saved;
 		timeout = ms_left(deadline, timeout);
 	}
@@ -184,6 +191,7 @@ static int ppoll_restarting(struct pollfd *fds, nfds_t n, const struct timespec 
 	__typeof__(&ppoll) real = real_ppoll();
 	uint64_t deadline = deadline_ts(timeout);
 	struct timespec left;
+	unsigned long runs;
 	int saved = errno;
 	int r;
 
@@ -191,7 +199,8 @@ static int ppoll_restarting(struct pollfd *fds, nfds_t n, const struct timespec 
 		errno = ENOSYS;
 		return -1;
 	}
-	while (lever_interrupted(r = real(fds, n, timeout, mask), ra, mask)) {
+	while (runs = signals_handler_runs(),
+	       lever_interrupted(r = real(fds, n, timeout, mask), ra, runs)) {
 		errno = saved;
 		timeout = ts_remaining(timeout, deadline, &left);
 	}
@@ -209,6 +218,7 @@ LEVER_EXPORT int select(int n, fd_set *rd, fd_set *wr, fd_set *ex, struct timeva
 	__typeof__(&select) real = real_select();
 	const void *ra = CALLER();
 	uint64_t deadline = 0;
+	unsigned long runs;
 	int saved = errno;
 	int r;
 
@@ -220,7 +230,8 @@ LEVER_EXPORT int select(int n, fd_set *rd, fd_set *wr, fd_set *ex, struct timeva
 		deadline = time_monotonic_ns() + (uint64_t)tv->tv_sec * NSEC_PER_SEC +
 			   (uint64_t)tv->tv_usec * 1000u;
 	/* On EINTR the kernel leaves the sets as they were passed: the same call again. */
-	while (lever_interrupted(r = real(n, rd, wr, ex, tv), ra, NULL)) {
+	while (runs = signals_handler_runs(),
+	       lever_interrupted(r = real(n, rd, wr, ex, tv), ra, runs)) {
 		errno = saved;
 		if (tv) {
 			/* Linux's select reports the time left in tv: keep that too */
@@ -240,6 +251,7 @@ LEVER_EXPORT int pselect(int n, fd_set *rd, fd_set *wr, fd_set *ex, const struct
 	const void *ra = CALLER();
 	uint64_t deadline = deadline_ts(timeout);
 	struct timespec left;
+	unsigned long runs;
 	int saved = errno;
 	int r;
 
@@ -247,7 +259,8 @@ LEVER_EXPORT int pselect(int n, fd_set *rd, fd_set *wr, fd_set *ex, const struct
 		errno = ENOSYS;
 		return -1;
 	}
-	while (lever_interrupted(r = real(n, rd, wr, ex, timeout, mask), ra, mask)) {
+	while (runs = signals_handler_runs(),
+	       lever_interrupted(r = real(n, rd, wr, ex, timeout, mask), ra, runs)) {
 		errno = saved;
 		timeout = ts_remaining(timeout, deadline, &left);
 	}
@@ -259,6 +272,7 @@ LEVER_EXPORT int epoll_wait(int ep, struct epoll_event *events, int max, int tim
 	__typeof__(&epoll_wait) real = real_epoll_wait();
 	const void *ra = CALLER();
 	uint64_t deadline = deadline_ms(timeout);
+	unsigned long runs;
 	int saved = errno;
 	int r;
 
@@ -266,7 +280,8 @@ LEVER_EXPORT int epoll_wait(int ep, struct epoll_event *events, int max, int tim
 		errno = ENOSYS;
 		return -1;
 	}
-	while (lever_interrupted(r = real(ep, events, max, timeout), ra, NULL)) {
+	while (runs = signals_handler_runs(),
+	       lever_interrupted(r = real(ep, events, max, timeout), ra, runs)) {
 		errno = saved;
 		timeout = ms_left(deadline, timeout);
 	}
@@ -279,6 +294,7 @@ LEVER_EXPORT int epoll_pwait(int ep, struct epoll_event *events, int max, int ti
 	__typeof__(&epoll_pwait) real = real_epoll_pwait();
 	const void *ra = CALLER();
 	uint64_t deadline = deadline_ms(timeout);
+	unsigned long runs;
 	int saved = errno;
 	int r;
 
@@ -286,7 +302,8 @@ LEVER_EXPORT int epoll_pwait(int ep, struct epoll_event *events, int max, int ti
 		errno = ENOSYS;
 		return -1;
 	}
-	while (lever_interrupted(r = real(ep, events, max, timeout, mask), ra, mask)) {
+	while (runs = signals_handler_runs(),
+	       lever_interrupted(r = real(ep, events, max, timeout, mask), ra, runs)) {
 		errno = saved;
 		timeout = ms_left(deadline, timeout);
 	}
@@ -300,6 +317,7 @@ LEVER_EXPORT int epoll_pwait2(int ep, struct epoll_event *events, int max,
 	const void *ra = CALLER();
 	uint64_t deadline = deadline_ts(timeout);
 	struct timespec left;
+	unsigned long runs;
 	int saved = errno;
 	int r;
 
@@ -307,7 +325,8 @@ LEVER_EXPORT int epoll_pwait2(int ep, struct epoll_event *events, int max,
 		errno = ENOSYS;
 		return -1;
 	}
-	while (lever_interrupted(r = real(ep, events, max, timeout, mask), ra, mask)) {
+	while (runs = signals_handler_runs(),
+	       lever_interrupted(r = real(ep, events, max, timeout, mask), ra, runs)) {
 		errno = saved;
 		timeout = ts_remaining(timeout, deadline, &left);
 	}
@@ -366,8 +385,10 @@ static bool socket_call_again(int fd, bool output, uint64_t start, int timed_out
 			return -1;                                                                 \
 		}                                                                                  \
 		for (;;) {                                                                         \
+			unsigned long runs = signals_handler_runs();                               \
+                                                                                                   \
 			r = real args;                                                             \
-			if (!lever_interrupted((long)r, ra, NULL))                                 \
+			if (!lever_interrupted((long)r, ra, runs))                                 \
 				return r;                                                          \
 			if (!socket_call_again(fd, output, start, EAGAIN, ra))                     \
 				return -1;                                                         \
@@ -412,14 +433,16 @@ LEVER_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 	uint64_t start = time_monotonic_ns();
 	int saved = errno, err = 0;
 	socklen_t err_len = sizeof(err);
+	unsigned long runs;
 	int r;
 
 	if (!real) {
 		errno = ENOSYS;
 		return -1;
 	}
+	runs = signals_handler_runs();
 	r = real(fd, addr, len);
-	if (!lever_interrupted(r, ra, NULL))
+	if (!lever_interrupted(r, ra, runs))
 		return r;
 	if (!socket_call_again(fd, true, start, EINPROGRESS, ra))
 		return -1;
@@ -439,6 +462,7 @@ LEVER_EXPORT ssize_t msgrcv(int id, void *msg, size_t size, long type, int flags
 {
 	__typeof__(&msgrcv) real = real_msgrcv();
 	const void *ra = CALLER();
+	unsigned long runs;
 	int saved = errno;
 	ssize_t r;
 
@@ -446,7 +470,8 @@ LEVER_EXPORT ssize_t msgrcv(int id, void *msg, size_t size, long type, int flags
 		errno = ENOSYS;
 		return -1;
 	}
-	while (lever_interrupted(r = real(id, msg, size, type, flags), ra, NULL))
+	while (runs = signals_handler_runs(),
+	       lever_interrupted(r = real(id, msg, size, type, flags), ra, runs))
 		errno = saved;
 	return r;
 }
@@ -455,6 +480,7 @@ LEVER_EXPORT int msgsnd(int id, const void *msg, size_t size, int flags)
 {
 	__typeof__(&msgsnd) real = real_msgsnd();
 	const void *ra = CALLER();
+	unsigned long runs;
 	int saved = errno;
 	int r;
 
@@ -462,7 +488,8 @@ LEVER_EXPORT int msgsnd(int id, const void *msg, size_t size, int flags)
 		errno = ENOSYS;
 		return -1;
 	}
-	while (lever_interrupted(r = real(id, msg, size, flags), ra, NULL))
+	while (runs = signals_handler_runs(),
+	       lever_interrupted(r = real(id, msg, size, flags), ra, runs))
 		errno = saved;
 	return r;
 }
@@ -471,6 +498,7 @@ LEVER_EXPORT int semop(int id, struct sembuf *ops, size_t n)
 {
 	__typeof__(&semop) real = real_semop();
 	const void *ra = CALLER();
+	unsigned long runs;
 	int saved = errno;
 	int r;
 
@@ -478,7 +506,7 @@ LEVER_EXPORT int semop(int id, struct sembuf *ops, size_t n)
 		errno = ENOSYS;
 		return -1;
 	}
-	while (lever_interrupted(r = real(id, ops, n), ra, NULL))
+	while (runs = signals_handler_runs(), lever_interrupted(r = real(id, ops, n), ra, runs))
 		errno = saved;
 	return r;
 }
@@ -489,6 +517,7 @@ LEVER_EXPORT int semtimedop(int id, struct sembuf *ops, size_t n, const struct t
 	const void *ra = CALLER();
 	uint64_t deadline = deadline_ts(timeout);
 	struct timespec left;
+	unsigned long runs;
 	int saved = errno;
 	int r;
 
@@ -496,7 +525,8 @@ LEVER_EXPORT int semtimedop(int id, struct sembuf *ops, size_t n, const struct t
 		errno = ENOSYS;
 		return -1;
 	}
-	while (lever_interrupted(r = real(id, ops, n, timeout), ra, NULL)) {
+	while (runs = signals_handler_runs(),
+	       lever_interrupted(r = real(id, ops, n, timeout), ra, runs)) {
 		errno = saved;
 		timeout = ts_remaining(timeout, deadline, &left);
 	}
@@ -508,6 +538,7 @@ LEVER_EXPORT int pause(void)
 {
 	__typeof__(&pause) real = real_pause();
 	const void *ra = CALLER();
+	unsigned long runs;
 	int saved = errno;
 	int r;
 
@@ -515,7 +546,7 @@ LEVER_EXPORT int pause(void)
 		errno = ENOSYS;
 		return -1;
 	}
-	while (lever_interrupted(r = real(), ra, NULL))
+	while (runs = signals_handler_runs(), lever_interrupted(r = real(), ra, runs))
 		errno = saved;
 	return r;
 }

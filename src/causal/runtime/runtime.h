@@ -308,12 +308,17 @@ void signals_publish_view(void);
 bool signals_creator_view(void);
 void signals_inherit_view(bool blocked);
 /*
- * After a call made from ra failed with EINTR: whether only lever's signal can
- * have interrupted it (the program handles no signal it let through, in the
- * thread's mask or in during, the mask the call ran with). Then the program
- * would not have been interrupted bare and the call goes on.
+ * How many of the program's signal handlers have run on this thread so far
+ * (async-signal-safe). Read it just before a call that may end with EINTR.
  */
-bool signals_only_lever_interrupted(const void *ra, const sigset_t *during);
+unsigned long signals_handler_runs(void);
+/*
+ * After a call made from ra failed with EINTR: whether only lever's signal
+ * interrupted it, i.e. no handler of the program ran on this thread since
+ * signals_handler_runs() returned runs_before. Then the program would not
+ * have been interrupted bare and the call goes on.
+ */
+bool signals_only_lever_interrupted(const void *ra, unsigned long runs_before);
 /* Makes LEVER_SIGNAL deliverable to the calling thread, keeping the program's view of it. */
 void signals_unblock_ours(void);
 

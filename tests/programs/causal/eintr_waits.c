@@ -10,8 +10,11 @@
  * run and end, another waits through every call three times, each wait timing
  * out (nothing ever becomes ready) or, for msgrcv, ending with a message sent
  * later. Then the program handles SIGUSR1 itself, and the EINTR of a poll it
- * interrupts must reach the program. Prints one line per call with what the
- * waits returned, and OK.
+ * interrupts must reach the program, but only once its handler ran, also when
+ * SIGUSR1 comes 300 ms after lever's signals began interrupting the poll; and
+ * sigaction/signal read back the program's own handlers and flags, never
+ * lever's wrapper (issue 14). Prints one line per call with what the waits
+ * returned, and OK.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +23,7 @@
 #include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -321,13 +325,22 @@ static void on_usr1(int sig)
 	usr1_seen = 1;
 }
 
+struct sender {
+	pthread_t target;
+	long first_ms; /* before the first SIGUSR1 */
+};
+
 /* Repeats SIGUSR1 to the poller until its poll ended (a first one may come before it began). */
 static void *interrupt_poller(void *arg)
 {
+	const struct sender *s = arg;
+	struct timespec first = {s->first_ms / 1000, s->first_ms % 1000 * 1000000L};
 	struct timespec ts = {0, 20 * 1000000L};
 
+	if (s->first_ms)
+		nanosleep(&first, NULL);
 	while (!atomic_load(&polling_woke)) {
-		pthread_kill(*(pthread_t *)arg, SIGUSR1);
+		pthread_kill(s->target, SIGUSR1);
 		nanosleep(&ts, NULL);
 	}
 	return NULL;
@@ -335,25 +348,111 @@ static void *interrupt_poller(void *arg)
 
 /*
  * Once the program handles a signal (no SA_RESTART), an EINTR caused by it is
- * the program's and must reach it.
+ * the program's and must reach it; one that lever's signal caused before the
+ * program's came (first_ms later, while a thread computes so that lever's
+ * experiments and catch-up requests go on) must not: the poll ends with
+ * EINTR only once the program's handler ran.
  */
-static void own_signal_interrupts(void)
+static void own_signal_interrupts(const char *name, long first_ms)
 {
 	struct sigaction sa = {.sa_handler = on_usr1};
-	pthread_t self = pthread_self(), sender;
+	struct sender s = {.target = pthread_self(), .first_ms = first_ms};
+	pthread_t sender, computer;
 	struct pollfd p = {.fd = -1};
 	int r, err;
 
+	usr1_seen = 0;
+	atomic_store(&polling_woke, 0);
+	atomic_store(&waiting_done, 0);
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGUSR1, &sa, NULL);
-	pthread_create(&sender, NULL, interrupt_poller, &self);
+	pthread_create(&computer, NULL, compute, NULL);
+	pthread_create(&sender, NULL, interrupt_poller, &s);
 	r = poll(&p, 1, 10000);
 	err = errno;
 	atomic_store(&polling_woke, 1);
+	atomic_store(&waiting_done, 1);
 	pthread_join(sender, NULL);
-	printf("poll, own handler: %s\n",
-	       r < 0 && err == EINTR && usr1_seen ? "EINTR" : "not interrupted");
-	if (!(r < 0 && err == EINTR))
+	pthread_join(computer, NULL);
+	printf("%s: %s\n", name,
+	       r < 0 && err == EINTR && usr1_seen ? "EINTR"
+	       : r < 0 && err == EINTR		  ? "EINTR before the handler ran"
+						  : "not interrupted");
+	if (!(r < 0 && err == EINTR && usr1_seen))
+		failures++;
+}
+
+static volatile sig_atomic_t usr2_signo, hup_seen;
+
+static void on_usr2_info(int sig, siginfo_t *info, void *uctx)
+{
+	(void)sig;
+	(void)uctx;
+	usr2_signo = info->si_signo;
+}
+
+static void on_hup(int sig)
+{
+	hup_seen = sig;
+}
+
+static void on_hup_other(int sig)
+{
+	(void)sig;
+}
+
+#define PROGRAM_FLAGS (SA_SIGINFO | SA_RESTART | SA_NODEFER | SA_RESETHAND | SA_ONSTACK)
+
+/* Reading its own action back, the program finds what it installed, as bare. */
+static void own_handler_read_back(void)
+{
+	struct sigaction sa = {.sa_sigaction = on_usr2_info, .sa_flags = SA_SIGINFO | SA_RESTART};
+	struct sigaction old;
+	bool ok = true;
+
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGHUP);
+	sigaction(SIGUSR2, &sa, NULL);
+	memset(&old, 0, sizeof(old));
+	sigaction(SIGUSR2, NULL, &old);
+	if (old.sa_sigaction != on_usr2_info ||
+	    (old.sa_flags & PROGRAM_FLAGS) != (SA_SIGINFO | SA_RESTART) ||
+	    sigismember(&old.sa_mask, SIGHUP) != 1) {
+		printf("sigaction read back: another action (flags %#x)\n", old.sa_flags);
+		ok = false;
+	}
+	/* the handler gets its siginfo */
+	raise(SIGUSR2);
+	if (usr2_signo != SIGUSR2) {
+		printf("SA_SIGINFO handler: no siginfo\n");
+		ok = false;
+	}
+	/* installing another returns the old action, the program's own */
+	sa.sa_handler = on_hup;
+	sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+	sigaction(SIGUSR2, &sa, &old);
+	if (old.sa_sigaction != on_usr2_info ||
+	    (old.sa_flags & PROGRAM_FLAGS) != (SA_SIGINFO | SA_RESTART)) {
+		printf("sigaction: another old action\n");
+		ok = false;
+	}
+	/* SA_RESETHAND: after one run the action is the default again */
+	raise(SIGUSR2);
+	sigaction(SIGUSR2, NULL, &old);
+	if (hup_seen != SIGUSR2 || old.sa_handler != SIG_DFL) {
+		printf("SA_RESETHAND: handler %s, action after it %s\n",
+		       hup_seen ? "ran" : "did not run",
+		       old.sa_handler == SIG_DFL ? "default" : "not the default");
+		ok = false;
+	}
+	/* signal() returns the program's previous handler */
+	signal(SIGHUP, on_hup);
+	if (signal(SIGHUP, on_hup_other) != on_hup || signal(SIGHUP, SIG_DFL) != on_hup_other) {
+		printf("signal(): another previous handler\n");
+		ok = false;
+	}
+	printf("own handler read back: %s\n", ok ? "the program's" : "another");
+	if (!ok)
 		failures++;
 }
 
@@ -365,7 +464,9 @@ int main(void)
 	pthread_create(&waiting, NULL, waiter, NULL);
 	pthread_join(waiting, NULL);
 	pthread_join(computer, NULL);
-	own_signal_interrupts();
+	own_signal_interrupts("poll, own handler", 0);
+	own_signal_interrupts("poll, own signal 300 ms late", 300);
+	own_handler_read_back();
 	if (failures) {
 		printf("%d waits ended early or with an unexpected result\n", failures);
 		return 1;
