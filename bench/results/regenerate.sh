@@ -185,6 +185,25 @@ else
 	echo "regenerate: figure1.md: not regenerable: its profiles and truth runs were not kept; bench/figure1/run.sh now keeps them in figure1-raw/"
 fi
 
+# lever layout: the clock source's overhead and skid (bench/layout/overhead.sh,
+# skid.sh) and the static references' precision (bench/layout_static/run.sh).
+for t in overhead skid; do
+	if [ -d "$results/layout-$t-raw" ]; then
+		python3 "$bench/layout/tables.py" $t "$results/layout-$t-raw" >"$tmp/layout-$t.md"
+		if ! settle "layout-$t.md" "$results/layout-$t.md" "$tmp/layout-$t.md" &&
+			[ $check = 0 ]; then
+			cp "$tmp/layout-$t.md" "$results/layout-$t.md"
+		fi
+	fi
+done
+if [ -d "$results/layout_static-raw" ]; then
+	python3 "$bench/layout_static/table.py" "$results/layout_static-raw" >"$tmp/layout_static.md"
+	if ! settle "layout_static.md" "$results/layout_static.md" "$tmp/layout_static.md" &&
+		[ $check = 0 ]; then
+		cp "$tmp/layout_static.md" "$results/layout_static.md"
+	fi
+fi
+
 # The rest, listed so that nothing looks regenerable that is not.
 cat <<'LIST'
 regenerate: not regenerable (raw data never committed; re-run to make them so):
