@@ -33,6 +33,13 @@ struct ann_thread *ann_thread_current(void)
 	return me;
 }
 
+void ann_probe_costs(uint64_t *unmeasured_ns, uint64_t *inside_ns, uint64_t *skip_ns)
+{
+	*unmeasured_ns = 48;
+	*inside_ns = 55;
+	*skip_ns = 31;
+}
+
 int ann_reservoirs_init(void);
 
 static char path[] = "/tmp/lever-test-output-XXXXXX";
@@ -199,6 +206,25 @@ static void reservoir_per_period(void **state)
 	assert_int_equal(p->calls, 1001);
 }
 
+/* The summary states the calibrated costs first, then a line per probe. */
+static void summary_states_probe_costs(void **state)
+{
+	static struct ann_probe probes[1] = {{.symbol = 2, .calls = 9, .recorded = 4}};
+	const char *text;
+
+	(void)state;
+	probes[0].name = strdup("f");
+	ann_plan.probes = probes;
+	ann_plan.n_probes = 1;
+	ann_output_summary();
+	text = slurp();
+	assert_non_null(strstr(text, "# probe-cost pid="));
+	assert_non_null(strstr(text, " unmeasured-ns=48 inside-ns=55 skip-ns=31\n# probe 2 "));
+	free(probes[0].name);
+	ann_plan.probes = NULL;
+	ann_plan.n_probes = 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -206,6 +232,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(ids_are_unique_and_positive, setup, teardown),
 	    cmocka_unit_test_setup_teardown(whole_lines_through_the_buffer, setup, teardown),
 	    cmocka_unit_test_setup_teardown(reservoir_per_period, setup, teardown),
+	    cmocka_unit_test_setup_teardown(summary_states_probe_costs, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -505,23 +505,36 @@ void ann_output_after_fork_child(void)
 
 static const char *const kind_names[] = {"none", "sled", "live", "uprobe"};
 
-/* `# probe` comment lines (ignored by readers): what `lever annotate record` reports. */
+/*
+ * `# probe` comment lines (ignored by readers): what `lever annotate record`
+ * reports; first the calibrated costs the process subtracted, so that a
+ * record states how exact its times can be (doc/formats/annotate-record.md).
+ */
 void ann_output_summary(void)
 {
+	uint64_t unmeasured, inside, skip;
 	char line[512];
+	int n;
 
 	if (out_fd < 0)
 		return;
+	ann_probe_costs(&unmeasured, &inside, &skip);
+	n = snprintf(line, sizeof(line),
+		     "# probe-cost pid=%d unmeasured-ns=%llu inside-ns=%llu skip-ns=%llu\n",
+		     (int)getpid(), (unsigned long long)unmeasured, (unsigned long long)inside,
+		     (unsigned long long)skip);
+	if (n > 0 && (size_t)n < sizeof(line))
+		write_all(line, (size_t)n);
 	for (uint32_t i = 0; i < ann_plan.n_probes; i++) {
 		struct ann_probe *p = &ann_plan.probes[i];
-		int n = snprintf(line, sizeof(line),
-				 "# probe %u pid=%d kind=%s calls=%llu recorded=%llu unwound=%llu "
-				 "too-deep=%llu in-signal=%llu %s\n",
-				 p->symbol, (int)getpid(), kind_names[p->installed],
-				 (unsigned long long)p->calls, (unsigned long long)p->recorded,
-				 (unsigned long long)p->dropped_unwound,
-				 (unsigned long long)p->dropped_depth,
-				 (unsigned long long)p->dropped_busy, p->name);
+		n = snprintf(line, sizeof(line),
+			     "# probe %u pid=%d kind=%s calls=%llu recorded=%llu unwound=%llu "
+			     "too-deep=%llu in-signal=%llu %s\n",
+			     p->symbol, (int)getpid(), kind_names[p->installed],
+			     (unsigned long long)p->calls, (unsigned long long)p->recorded,
+			     (unsigned long long)p->dropped_unwound,
+			     (unsigned long long)p->dropped_depth,
+			     (unsigned long long)p->dropped_busy, p->name);
 
 		if (n > 0)
 			write_all(line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);

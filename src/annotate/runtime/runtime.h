@@ -125,6 +125,12 @@ void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs, uint64_t tsc
 uintptr_t ann_on_exit(uintptr_t sp, uint64_t tsc_in);
 /* Calibrate the probe's own cost (ns per probed call), once at start-up. */
 void ann_calibrate(void);
+/*
+ * What ann_calibrate found: the untimed part of a recorded call's probe,
+ * subtracted from the enclosing calls as a constant; the part inside a call's
+ * own span; a call not sampled (ns each).
+ */
+void ann_probe_costs(uint64_t *unmeasured_ns, uint64_t *inside_ns, uint64_t *skip_ns);
 /* The thread is done: close its open calls as not recorded, flush. */
 void ann_thread_end(void);
 /* Restore every replaced return address of this thread (exceptions, backtraces). */

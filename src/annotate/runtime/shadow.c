@@ -51,6 +51,13 @@ static uint64_t cost_unmeasured_ns, cost_inside_ns, cost_skip_ns;
 
 static int calibration_clock(void);
 
+void ann_probe_costs(uint64_t *unmeasured_ns, uint64_t *inside_ns, uint64_t *skip_ns)
+{
+	*unmeasured_ns = cost_unmeasured_ns;
+	*inside_ns = cost_inside_ns;
+	*skip_ns = cost_skip_ns;
+}
+
 static double ns_per_tick; /* calibrated at start-up against CLOCK_MONOTONIC */
 
 /*

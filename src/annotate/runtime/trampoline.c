@@ -279,7 +279,8 @@ void ann_entry_trampoline_end(uint8_t *after_displaced, uintptr_t resume)
  *   sub rsp, 8 (the slot); sub rsp, EXIT_FRAME; save rax rcx rdx rsi rdi
  *   r8-r11; rsi = rdtsc; save xmm0-15; lea rdi, [rsp+EXIT_FRAME+8];
  *   call ann_on_exit;
- *   mov [rsp+EXIT_FRAME], rax; restore; add rsp, EXIT_FRAME; ret
+ *   mov [rsp+EXIT_FRAME], rax; restore; add rsp, EXIT_FRAME + 8;
+ *   jmp [rsp-8]
  */
 #define EXIT_FRAME (9 * 8 + 16 * 16)
 _Static_assert(EXIT_FRAME % 16 == 8, "the exit frame must realign the stack");
@@ -314,9 +315,17 @@ int ann_exit_trampoline_init(void)
 	call_abs(&e, (uint64_t)(uintptr_t)ann_on_exit);
 	mov_rsp_mem(&e, 0, EXIT_FRAME, true); /* mov [rsp+EXIT_FRAME], rax */
 	exit_save_restore(&e, false);
-	bytes(&e, (const uint8_t[]){0x48, 0x81, 0xc4}, 3); /* add rsp, EXIT_FRAME */
-	imm32(&e, EXIT_FRAME);
-	byte(&e, 0xc3);
+	/*
+	 * add rsp, EXIT_FRAME + 8; jmp [rsp-8]: not `ret`. The probed
+	 * function's own ret already popped the return-stack buffer's entry
+	 * for this call (mispredicted, it came here); a second ret would pop
+	 * the caller's entry and leave every return above it mispredicted in
+	 * turn. The slot is below rsp only for the jump itself, inside the
+	 * 128-byte red zone that signal delivery leaves alone.
+	 */
+	bytes(&e, (const uint8_t[]){0x48, 0x81, 0xc4}, 3);
+	imm32(&e, EXIT_FRAME + 8);
+	bytes(&e, (const uint8_t[]){0xff, 0x64, 0x24, 0xf8}, 4);
 	ann_exit_trampoline = (uintptr_t)code;
 	return 0;
 }
