@@ -38,15 +38,17 @@
  * --time-floor X (µs) or --time-floor auto: the margin for the time metric
  * is at least X. The outer probe times the inner probe's handlers at every
  * call, but the inner probe's register saves and restores and its return it
- * cannot time: it subtracts them as a constant calibrated at start-up
- * (unmeasured-ns in the record's `# probe-cost` lines). When the machine's
- * load changes after start-up (an SMT sibling wakes or sleeps) that part's
- * true cost moves by up to about half of itself (seen here: 42-70 ns), a
- * shift the outer probe cannot see. `auto` takes the largest unmeasured-ns of
- * the record: times equivalent within the one part of the probe that is
- * estimated, not measured. Everything the outer probe does time (thread
- * lookup, sampling, features, formatting, flushes: several times that) stays
- * judged.
+ * cannot time: it subtracts them as a constant U calibrated at start-up
+ * (unmeasured-ns in the record's `# probe-cost` lines). That part's true
+ * cost moves with the machine's load (an SMT sibling waking or sleeping):
+ * calibrations here range over 26-70 ns, and with the load switched on and
+ * off every 0.15 s the outer probe read up to 1.1 U more than the inner one
+ * (10% trimmed means), a shift it cannot see. `auto` takes twice the largest
+ * unmeasured-ns of the record: times equivalent within what the probe
+ * estimates rather than measures. Everything the outer probe does time
+ * (thread lookup, sampling, features, formatting, flushes: 150 ns and more a
+ * call) stays judged: with the inner probe's exit handler not subtracted,
+ * six functions fail.
  *
  * usage: record_equivalence [--margin D] [--alpha A] [--trim F] [--ks T] [--time-floor X|auto]
  *                           [--skip NAME]... RECORD
@@ -261,7 +263,7 @@ static bool compare_pair(const struct annotate_symbol *a, const struct annotate_
 	return all;
 }
 
-/* The largest unmeasured-ns of the record's `# probe-cost` lines, in µs; -1 if none. */
+/* Twice the largest unmeasured-ns of the record's `# probe-cost` lines, in µs; -1 if none. */
 static double calibrated_floor(const char *path)
 {
 	FILE *f = fopen(path, "r");
@@ -276,7 +278,7 @@ static double calibrated_floor(const char *path)
 
 		if (strncmp(line, "# probe-cost ", 13) == 0 && at &&
 		    sscanf(at, " unmeasured-ns=%llu", &u) == 1)
-			most = fmax(most, (double)u / 1000);
+			most = fmax(most, 2 * (double)u / 1000);
 	}
 	fclose(f);
 	return most;
