@@ -47,8 +47,9 @@
  * unmeasured-ns of the record: times equivalent within what the probe
  * estimates rather than measures. Everything the outer probe does time
  * (thread lookup, sampling, features, formatting, flushes: 150 ns and more a
- * call) stays judged: with the inner probe's exit handler not subtracted,
- * six functions fail.
+ * call) stays judged: with the timed windows of nested probes not subtracted
+ * (shadow.c's record_call subtracting only the inside constant), the time of
+ * every one of the twenty functions fails.
  *
  * usage: record_equivalence [--margin D] [--alpha A] [--trim F] [--ks T] [--time-floor X|auto]
  *                           [--skip NAME]... RECORD
