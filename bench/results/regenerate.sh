@@ -78,6 +78,30 @@ settle() { # WHAT OLD NEW
 	return 1
 }
 
+# Replaces (or checks) the whole of FILE (a path under bench/results) by NEW.
+settle_file() { # FILE NEW
+	if ! settle "${1#"$results"/}" "$1" "$2" && [ $check = 0 ]; then
+		cp "$2" "$1"
+	fi
+}
+
+# Replaces (or checks) the copy, in a README, of the table a benchmark
+# wrote to NEW (its first run of lines starting with '|'): the table of
+# FILE whose header line is NEW's header line.
+settle_quoted_table() { # FILE NEW
+	local file=$1 new=$tmp/quoted old=$tmp/old head
+	awk '/^\|/ { t = 1; print; next } t { exit }' "$2" >"$new"
+	head=$(head -n 1 "$new")
+	awk -v h="$head" '$0 == h { on = 1 } on && /^\|/ { print; next } on { exit }' "$file" >"$old"
+	[ -s "$old" ] || { echo "regenerate: no table '$head' in $file" >&2; exit 1; }
+	settle "${file#"$results"/}: its copy of the table" "$old" "$new" && return 0
+	[ $check = 1 ] && return 1
+	awk -v h="$head" -v new="$new" '
+		$0 == h { on = 1; while ((getline l < new) > 0) print l }
+		on && /^\|/ { next }
+		{ on = 0; print }' "$file" >"$tmp/whole" && cp "$tmp/whole" "$file"
+}
+
 # stabilizer.md, "Overhead per randomization": lever compare --suite JSON
 # exports in stabilizer-raw/ (bench/stabilizer/run.sh --parts overhead).
 . "$bench/stabilizer/tables.sh"
@@ -203,6 +227,30 @@ if [ -d "$results/layout_static-raw" ]; then
 		cp "$tmp/layout_static.md" "$results/layout_static.md"
 	fi
 fi
+
+# layout-designed.md: the block between its markers, from
+# layout-designed-raw/ (bench/layout/designed.sh's lever compare JSON).
+bash "$bench/layout/table.sh" "$results/layout-designed-raw" >"$tmp/designed"
+settle_between "$results/layout-designed.md" \
+	'<!-- from here to the end marker: bench/layout/table.sh bench/results/layout-designed-raw -->' \
+	'<!-- end of bench/layout/table.sh -->' "$tmp/designed" || true
+
+# layout-memcached/: the overhead rounds (bench/layout/memcached.sh writes
+# overhead.tsv and runs memcached_table.py on it), the disturbed second run
+# kept beside them, and the README's copy of the table.
+mc=$results/layout-memcached
+for t in overhead overhead-run2-disturbed; do
+	python3 "$bench/layout/memcached_table.py" "$mc/$t.tsv" >"$tmp/mc-$t.md"
+	settle_file "$mc/$t.md" "$tmp/mc-$t.md"
+done
+settle_quoted_table "$mc/README.md" "$tmp/mc-overhead.md" || true
+
+# annotate-real/: the overhead rounds (bench/annotate/real.sh writes
+# overhead.tsv and runs real_table.py on it) and the README's copy.
+ar=$results/annotate-real
+python3 "$bench/annotate/real_table.py" "$ar/overhead.tsv" >"$tmp/ar-overhead.md"
+settle_file "$ar/overhead.md" "$tmp/ar-overhead.md"
+settle_quoted_table "$ar/README.md" "$tmp/ar-overhead.md" || true
 
 # The rest, listed so that nothing looks regenerable that is not.
 cat <<'LIST'
