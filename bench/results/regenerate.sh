@@ -228,6 +228,24 @@ if [ -d "$results/layout_static-raw" ]; then
 	fi
 fi
 
+# amp_saturation.md and causal_phases.md: the whole files, from their raw
+# directories (the REPORT_ONLY modes of their run.sh).
+AMP_SAT_OUT=$tmp/amp_saturation.md AMP_SAT_REPORT_ONLY=$results/amp_saturation-raw \
+	"$bench/amp_saturation/run.sh" "$build" >/dev/null
+settle_file "$results/amp_saturation.md" "$tmp/amp_saturation.md"
+CAUSAL_PHASES_OUT=$tmp/causal_phases.md CAUSAL_PHASES_REPORT_ONLY=$results/causal_phases-raw \
+	"$bench/causal_phases/run.sh" "$build" >/dev/null
+settle_file "$results/causal_phases.md" "$tmp/causal_phases.md"
+
+# annotate-appendix-a.md: the whole file, from the synthetic record kept in
+# annotate-appendix-a-raw/ (test_annotate_appendix_a's table, then derive).
+if [ -x "$build/bin/test_annotate_appendix_a" ]; then
+	bash "$bench/annotate_metrics/appendix_a_table.sh" "$build" "$tmp/appendix-a.md"
+	settle_file "$results/annotate-appendix-a.md" "$tmp/appendix-a.md"
+else
+	echo "regenerate: annotate-appendix-a.md: no $build/bin/test_annotate_appendix_a; build first"
+fi
+
 # layout-designed.md: the block between its markers, from
 # layout-designed-raw/ (bench/layout/designed.sh's lever compare JSON).
 bash "$bench/layout/table.sh" "$results/layout-designed-raw" >"$tmp/designed"
