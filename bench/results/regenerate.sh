@@ -246,6 +246,11 @@ else
 	echo "regenerate: annotate-appendix-a.md: no $build/bin/test_annotate_appendix_a; build first"
 fi
 
+# layout-static-vs-instr.md: the whole file, from layout-static-vs-instr-raw/
+# (the plugin's truth, the refs and nm of each build; python3 only).
+bash "$bench/layout/static_vs_instr.sh" --report-only "$build" "$tmp/svi.md" >/dev/null
+settle_file "$results/layout-static-vs-instr.md" "$tmp/svi.md"
+
 # layout-designed.md: the block between its markers, from
 # layout-designed-raw/ (bench/layout/designed.sh's lever compare JSON).
 bash "$bench/layout/table.sh" "$results/layout-designed-raw" >"$tmp/designed"
