@@ -196,7 +196,7 @@ if [ -f "$results/causal-raw/meta.txt" ]; then
 		cp "$tmp/causal.md" "$results/causal.md"
 	fi
 else
-	echo "regenerate: causal.md: not regenerable: the run's data/ was not kept; bench/causal/run.sh now copies it to causal-raw/"
+	echo "regenerate: causal.md: not regenerable (its header says so): the run's data/ was not kept; bench/causal/run.sh BUILD now copies it to causal-raw/"
 fi
 
 # figure1.md: the whole file, from figure1-raw/ (FIGURE1_REPORT_ONLY).
@@ -278,8 +278,9 @@ settle_quoted_table "$ar/README.md" "$tmp/ar-overhead.md" || true
 # The rest, listed so that nothing looks regenerable that is not.
 cat <<'LIST'
 regenerate: not regenerable (raw data never committed; re-run to make them so):
-  startup.md (2026-11-22, sqlite3 and python): bench/startup/run.sh BUILD, which now keeps
-    its raw data (startup-raw/); startup-reduced.md shows the pipeline on a reduced run
+  startup.md (2026-11-22, sqlite3 and python; its header says so): bench/startup/run.sh BUILD,
+    which now keeps its raw data (startup-raw/); startup-reduced.md shows the pipeline on a
+    reduced run
   stabilizer-cc.md, the two hand-run sections above "Overhead" (Debian builds, 2026-11-24):
     their correctness is tested by tests/e2e/stabilizer_debian.sh; the overhead is cc.sh's
 LIST
