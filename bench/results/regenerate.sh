@@ -94,7 +94,7 @@ settle_quoted_table() { # FILE NEW
 	head=$(head -n 1 "$new")
 	awk -v h="$head" '$0 == h { on = 1 } on && /^\|/ { print; next } on { exit }' "$file" >"$old"
 	[ -s "$old" ] || { echo "regenerate: no table '$head' in $file" >&2; exit 1; }
-	settle "${file#"$results"/}: its copy of the table" "$old" "$new" && return 0
+	settle "${file#"$results"/}: the table '${head:0:40}...'" "$old" "$new" && return 0
 	[ $check = 1 ] && return 1
 	awk -v h="$head" -v new="$new" '
 		$0 == h { on = 1; while ((getline l < new) > 0) print l }
@@ -267,6 +267,9 @@ for t in overhead overhead-run2-disturbed; do
 	settle_file "$mc/$t.md" "$tmp/mc-$t.md"
 done
 settle_quoted_table "$mc/README.md" "$tmp/mc-overhead.md" || true
+# and the README's top structs against the thesis, from the report's JSON
+python3 "$bench/layout/memcached_structs_table.py" "$mc/memcached-clock.report.json" >"$tmp/mc-structs.md"
+settle_quoted_table "$mc/README.md" "$tmp/mc-structs.md" || true
 
 # annotate-real/: the overhead rounds (bench/annotate/real.sh writes
 # overhead.tsv and runs real_table.py on it) and the README's copy.
