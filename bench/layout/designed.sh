@@ -109,4 +109,4 @@ done
 uptime >"$out/uptime-after.txt"
 # The table, also what bench/results/regenerate.sh puts between the markers
 # of bench/results/layout-designed.md (and checks there).
-"$here/table.sh" "$out"
+"$here/table.sh" "$out" "$build"

@@ -253,7 +253,7 @@ settle_file "$results/layout-static-vs-instr.md" "$tmp/svi.md"
 
 # layout-designed.md: the block between its markers, from
 # layout-designed-raw/ (bench/layout/designed.sh's lever compare JSON).
-bash "$bench/layout/table.sh" "$results/layout-designed-raw" >"$tmp/designed"
+bash "$bench/layout/table.sh" "$results/layout-designed-raw" "$build" >"$tmp/designed"
 settle_between "$results/layout-designed.md" \
 	'<!-- from here to the end marker: bench/layout/table.sh bench/results/layout-designed-raw -->' \
 	'<!-- end of bench/layout/table.sh -->' "$tmp/designed" || true
