@@ -237,6 +237,11 @@ CAUSAL_PHASES_OUT=$tmp/causal_phases.md CAUSAL_PHASES_REPORT_ONLY=$results/causa
 	"$bench/causal_phases/run.sh" "$build" >/dev/null
 settle_file "$results/causal_phases.md" "$tmp/causal_phases.md"
 
+# annotate.md: the whole file, from annotate-raw/ (bench/annotate/run.sh's
+# times and models).
+ANNOTATE_OUT=$tmp/annotate.md "$bench/annotate/run.sh" --report-only >/dev/null
+settle_file "$results/annotate.md" "$tmp/annotate.md"
+
 # annotate-appendix-a.md: the whole file, from the synthetic record kept in
 # annotate-appendix-a-raw/ (test_annotate_appendix_a's table, then derive).
 if [ -x "$build/bin/test_annotate_appendix_a" ]; then
