@@ -6,7 +6,11 @@
 # exactly what their raw data give (--check: a diff and exit 1 otherwise;
 # ctest runs this as bench_results). Never re-runs a benchmark.
 #   bench/results/regenerate.sh [--check] [BUILD]
-# BUILD (default build) is needed for tables that run `lever causal report`.
+# BUILD (default build) is needed for tables that run the built lever
+# (causal report, compare --samples, annotate derive) or test_annotate_appendix_a.
+# A table is settled whole, or as the block between two marker lines of a
+# hand-written page, or as a README's copy of a generated table (found by
+# its header line).
 # A table whose raw data were never kept is listed with the reason and the
 # command that makes it regenerable next time (re-running its benchmark,
 # which now keeps the raw data); it is neither rebuilt nor checked.
@@ -284,13 +288,15 @@ settle_file "$ar/overhead.md" "$tmp/ar-overhead.md"
 settle_quoted_table "$ar/README.md" "$tmp/ar-overhead.md" || true
 
 # The rest, listed so that nothing looks regenerable that is not.
+[ -f "$results/startup-raw/meta" ] ||
+	echo "regenerate: startup.md: not regenerable (its header says so): its raw data were never kept; bench/startup/run.sh BUILD now keeps them in startup-raw/ (startup-reduced.md shows that pipeline)"
 cat <<'LIST'
 regenerate: not regenerable (raw data never committed; re-run to make them so):
-  startup.md (2026-11-22, sqlite3 and python; its header says so): bench/startup/run.sh BUILD,
-    which now keeps its raw data (startup-raw/); startup-reduced.md shows the pipeline on a
-    reduced run
   stabilizer-cc.md, the two hand-run sections above "Overhead" (Debian builds, 2026-11-24):
     their correctness is tested by tests/e2e/stabilizer_debian.sh; the overhead is cc.sh's
+regenerate: not checked (hand-copied from kept raw files, no table script):
+  annotate-real/README.md, "Features and metrics recorded": the counts of *.record.stderr
+    and the records beside it
 LIST
 echo "regenerate: $rebuilt table(s) rebuilt from raw data"
 [ "$rebuilt" -gt 0 ] || { echo "FAIL: no table was rebuilt"; exit 1; }
