@@ -61,7 +61,9 @@ else
 	# the header's facts, measured now and kept with the raw data
 	printf 'date=%s\ncores=%s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')" "$(nproc)" >"$tmp/meta"
 fi
-[ -x "$prog" ] && [ -x "$lever" ] || { echo "build first: $prog, $lever" >&2; exit 1; }
+# rebuilding the tables runs lever causal report only; a new run needs prodcons
+[ -x "$lever" ] || { echo "build first: $lever" >&2; exit 1; }
+[ -n "${AMP_REPORT_ONLY:-}" ] || [ -x "$prog" ] || { echo "build first: $prog" >&2; exit 1; }
 prio_sleep=${AMP_PRIO_SLEEP-chrt -f 10}
 prio_spin=${AMP_PRIO_SPIN-nice -n -15}
 $prio_sleep true 2>/dev/null || prio_sleep=""

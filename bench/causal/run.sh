@@ -18,8 +18,9 @@
 #              (before/after comparisons of the runtime; reported as lever2)
 # --no-overhead / --no-accuracy   skip one half
 # --report-only  recompute the predictions and the report from the profiles
-#              and data kept in WORKDIR/data by an earlier run (after a change
-#              to lever causal report; nothing is built or run)
+#              and data kept in WORKDIR/data by an earlier run, or else in
+#              bench/results/causal-raw (after a change to lever causal
+#              report; nothing is built or run)
 #
 # Accuracy, per program:
 #  1. two builds: lever's (-g -O2) and Coz's (-g -O2 -gdwarf-4
@@ -108,6 +109,11 @@ fi
 truth_reps=$((truth_per_cycle * cycles))
 data=$work/data
 if [ $report_only = 1 ]; then
+	# a fresh checkout has no WORKDIR: start from the committed raw data
+	if [ ! -f "$data/meta.txt" ] && [ -f "$repo/bench/results/causal-raw/meta.txt" ]; then
+		mkdir -p "$data"
+		cp -r "$repo/bench/results/causal-raw/." "$data"/
+	fi
 	[ -f "$data/meta.txt" ] || { echo "run.sh: no earlier run's data in $data" >&2; exit 1; }
 else
 	rm -rf "$data"
@@ -251,6 +257,18 @@ overhead() { # PROG
 	done
 }
 
+# The committed report keeps its raw data beside it, so that
+# bench/results/regenerate.sh can rebuild it (analyze.py tables causal-raw):
+# after a full run and after --report-only alike (which rewrites the
+# predictions and meta.txt's "recomputed" line).
+keep_raw() {
+	[ "$out" = "$repo/bench/results/causal.md" ] || return 0
+	[ "$data" -ef "$repo/bench/results/causal-raw" ] && return 0
+	rm -rf "$repo/bench/results/causal-raw"
+	cp -r "$data" "$repo/bench/results/causal-raw"
+	echo "== raw data: $repo/bench/results/causal-raw"
+}
+
 if [ $report_only = 1 ]; then
 	json=0
 	"$lever" causal report --help 2>&1 | grep -q -- --json && json=1
@@ -260,6 +278,7 @@ if [ $report_only = 1 ]; then
 		"$("$lever" --version 2>/dev/null | head -n1)" \
 		"$(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown)" >>"$data/meta.txt"
 	python3 "$here/analyze.py" tables "$data" >"$out"
+	keep_raw
 	cat "$out"
 	echo "== report: $out"
 	exit 0
@@ -303,12 +322,6 @@ cycles	$cycles
 ovh_reps	$ovh_reps
 EOF
 python3 "$here/analyze.py" tables "$data" >"$out"
-# The committed report keeps its raw data beside it, so that
-# bench/results/regenerate.sh can rebuild it (analyze.py tables causal-raw).
-if [ "$out" = "$repo/bench/results/causal.md" ]; then
-	rm -rf "$repo/bench/results/causal-raw"
-	cp -r "$data" "$repo/bench/results/causal-raw"
-	echo "== raw data: $repo/bench/results/causal-raw"
-fi
+keep_raw
 cat "$out"
 echo "== report: $out"

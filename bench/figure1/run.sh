@@ -31,7 +31,10 @@ raw=$here/../results/figure1-raw
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-for f in "$lever" "$prog"; do
+# rebuilding the table runs lever causal report only; a new run needs figure1
+need=("$lever")
+[ -n "${FIGURE1_REPORT_ONLY:-}" ] || need+=("$prog")
+for f in "${need[@]}"; do
 	[ -x "$f" ] || { echo "figure1: $f is missing; build first" >&2; exit 1; }
 done
 command -v jq >/dev/null || { echo "figure1: needs jq (scripts/install-deps.sh)" >&2; exit 1; }

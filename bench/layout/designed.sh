@@ -107,4 +107,6 @@ for side in idle recording; do
 		"$out/overhead-cpu-$side.txt" >"$out/overhead-cpu-$side.json"
 done
 uptime >"$out/uptime-after.txt"
-"$here/table.sh" "$out"
+# The table, also what bench/results/regenerate.sh puts between the markers
+# of bench/results/layout-designed.md (and checks there).
+"$here/table.sh" "$out" "$build"

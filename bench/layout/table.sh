@@ -3,16 +3,44 @@
 # The table of bench/layout/designed.sh from its raw data (default
 # bench/results/layout-designed-raw), as Markdown on standard output.
 #
-#   bench/layout/table.sh [RAW_DIR]
+# The statistics are recomputed from the samples, not read from the kept
+# JSON: `lever compare --samples` on each comparison's times (the CPU times
+# of the *.txt files; the wall times in the run JSON's values, with the run's
+# seed, so that the bootstrap interval is the same), so that every number
+# is a function of the times measured.
+#
+#   bench/layout/table.sh [RAW_DIR] [BUILD_DIR]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-raw=${1:-$here/../results/layout-designed-raw}
-python3 - "$raw" <<'PY'
-import json, sys, os
-raw = sys.argv[1]
+raw=$(cd "${1:-$here/../results/layout-designed-raw}" && pwd)
+lever=$(cd "${2:-$here/../../build}" && pwd)/bin/lever
+[ -x "$lever" ] || { echo "table.sh: $lever is missing; build first" >&2; exit 1; }
+python3 - "$raw" "$lever" <<'PY'
+import functools, json, os, subprocess, sys, tempfile
+raw, lever = sys.argv[1], sys.argv[2]
+# the CPU-time comparisons: their samples, one value a line
+CPU = {"layout-cpu.json": ("layout-cpu-original.txt", "layout-cpu-suggested.txt"),
+       "overhead-cpu-idle.json": ("overhead-cpu-bare.txt", "overhead-cpu-idle.txt"),
+       "overhead-cpu-recording.json": ("overhead-cpu-bare.txt", "overhead-cpu-recording.txt")}
+tmp_dir = tempfile.TemporaryDirectory()
+tmp = tmp_dir.name
+@functools.lru_cache(maxsize=None)
 def load(name):
+    """The comparison NAME recomputed from its samples."""
     with open(os.path.join(raw, name)) as f:
-        return json.load(f)
+        kept = json.load(f)
+    seed = []
+    if name in CPU:
+        a, b = (os.path.join(raw, x) for x in CPU[name])
+    else:
+        a, b = os.path.join(tmp, name + ".a"), os.path.join(tmp, name + ".b")
+        for path, side in ((a, "a"), (b, "b")):
+            with open(path, "w") as f:
+                f.writelines("%r\n" % v for v in kept[side]["values"])
+        seed = ["--seed", str(kept["randomization"]["seed"])]
+    out = subprocess.run([lever, "compare", "--samples", "--json"] + seed + [a, b],
+                         check=True, capture_output=True, text=True, cwd=tmp).stdout
+    return json.loads(out)
 def row(label, d, ratio_of_b):
     a, b, s = d["a"], d["b"], d["speedup"]
     med_a, med_b = a["median"], b["median"]

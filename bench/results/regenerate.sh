@@ -6,7 +6,11 @@
 # exactly what their raw data give (--check: a diff and exit 1 otherwise;
 # ctest runs this as bench_results). Never re-runs a benchmark.
 #   bench/results/regenerate.sh [--check] [BUILD]
-# BUILD (default build) is needed for tables that run `lever causal report`.
+# BUILD (default build) is needed for tables that run the built lever
+# (causal report, compare --samples, annotate derive) or test_annotate_appendix_a.
+# A table is settled whole, or as the block between two marker lines of a
+# hand-written page, or as a README's copy of a generated table (found by
+# its header line).
 # A table whose raw data were never kept is listed with the reason and the
 # command that makes it regenerable next time (re-running its benchmark,
 # which now keeps the raw data); it is neither rebuilt nor checked.
@@ -76,6 +80,30 @@ settle() { # WHAT OLD NEW
 		echo "regenerate: $1: rewritten from its raw data"
 	fi
 	return 1
+}
+
+# Replaces (or checks) the whole of FILE (a path under bench/results) by NEW.
+settle_file() { # FILE NEW
+	if ! settle "${1#"$results"/}" "$1" "$2" && [ $check = 0 ]; then
+		cp "$2" "$1"
+	fi
+}
+
+# Replaces (or checks) the copy, in a README, of the table a benchmark
+# wrote to NEW (its first run of lines starting with '|'): the table of
+# FILE whose header line is NEW's header line.
+settle_quoted_table() { # FILE NEW
+	local file=$1 new=$tmp/quoted old=$tmp/old head
+	awk '/^\|/ { t = 1; print; next } t { exit }' "$2" >"$new"
+	head=$(head -n 1 "$new")
+	awk -v h="$head" '$0 == h { on = 1 } on && /^\|/ { print; next } on { exit }' "$file" >"$old"
+	[ -s "$old" ] || { echo "regenerate: no table '$head' in $file" >&2; exit 1; }
+	settle "${file#"$results"/}: the table '${head:0:40}...'" "$old" "$new" && return 0
+	[ $check = 1 ] && return 1
+	awk -v h="$head" -v new="$new" '
+		$0 == h { on = 1; while ((getline l < new) > 0) print l }
+		on && /^\|/ { next }
+		{ on = 0; print }' "$file" >"$tmp/whole" && cp "$tmp/whole" "$file"
 }
 
 # stabilizer.md, "Overhead per randomization": lever compare --suite JSON
@@ -172,7 +200,7 @@ if [ -f "$results/causal-raw/meta.txt" ]; then
 		cp "$tmp/causal.md" "$results/causal.md"
 	fi
 else
-	echo "regenerate: causal.md: not regenerable: the run's data/ was not kept; bench/causal/run.sh now copies it to causal-raw/"
+	echo "regenerate: causal.md: not regenerable (its header says so): the run's data/ was not kept; bench/causal/run.sh BUILD now copies it to causal-raw/"
 fi
 
 # figure1.md: the whole file, from figure1-raw/ (FIGURE1_REPORT_ONLY).
@@ -204,13 +232,71 @@ if [ -d "$results/layout_static-raw" ]; then
 	fi
 fi
 
+# amp_saturation.md and causal_phases.md: the whole files, from their raw
+# directories (the REPORT_ONLY modes of their run.sh).
+AMP_SAT_OUT=$tmp/amp_saturation.md AMP_SAT_REPORT_ONLY=$results/amp_saturation-raw \
+	"$bench/amp_saturation/run.sh" "$build" >/dev/null
+settle_file "$results/amp_saturation.md" "$tmp/amp_saturation.md"
+CAUSAL_PHASES_OUT=$tmp/causal_phases.md CAUSAL_PHASES_REPORT_ONLY=$results/causal_phases-raw \
+	"$bench/causal_phases/run.sh" "$build" >/dev/null
+settle_file "$results/causal_phases.md" "$tmp/causal_phases.md"
+
+# annotate.md: the whole file, from annotate-raw/ (bench/annotate/run.sh's
+# times and models).
+ANNOTATE_OUT=$tmp/annotate.md "$bench/annotate/run.sh" --report-only >/dev/null
+settle_file "$results/annotate.md" "$tmp/annotate.md"
+
+# annotate-appendix-a.md: the whole file, from the synthetic record kept in
+# annotate-appendix-a-raw/ (test_annotate_appendix_a's table, then derive).
+if [ -x "$build/bin/test_annotate_appendix_a" ]; then
+	bash "$bench/annotate_metrics/appendix_a_table.sh" "$build" "$tmp/appendix-a.md"
+	settle_file "$results/annotate-appendix-a.md" "$tmp/appendix-a.md"
+else
+	echo "regenerate: annotate-appendix-a.md: no $build/bin/test_annotate_appendix_a; build first"
+fi
+
+# layout-static-vs-instr.md: the whole file, from layout-static-vs-instr-raw/
+# (the plugin's truth, the refs and nm of each build; python3 only).
+bash "$bench/layout/static_vs_instr.sh" --report-only "$build" "$tmp/svi.md" >/dev/null
+settle_file "$results/layout-static-vs-instr.md" "$tmp/svi.md"
+
+# layout-designed.md: the block between its markers, from
+# layout-designed-raw/ (bench/layout/designed.sh's lever compare JSON).
+bash "$bench/layout/table.sh" "$results/layout-designed-raw" "$build" >"$tmp/designed"
+settle_between "$results/layout-designed.md" \
+	'<!-- from here to the end marker: bench/layout/table.sh bench/results/layout-designed-raw -->' \
+	'<!-- end of bench/layout/table.sh -->' "$tmp/designed" || true
+
+# layout-memcached/: the overhead rounds (bench/layout/memcached.sh writes
+# overhead.tsv and runs memcached_table.py on it), the disturbed second run
+# kept beside them, and the README's copy of the table.
+mc=$results/layout-memcached
+for t in overhead overhead-run2-disturbed; do
+	python3 "$bench/layout/memcached_table.py" "$mc/$t.tsv" >"$tmp/mc-$t.md"
+	settle_file "$mc/$t.md" "$tmp/mc-$t.md"
+done
+settle_quoted_table "$mc/README.md" "$tmp/mc-overhead.md" || true
+# and the README's top structs against the thesis, from the report's JSON
+python3 "$bench/layout/memcached_structs_table.py" "$mc/memcached-clock.report.json" >"$tmp/mc-structs.md"
+settle_quoted_table "$mc/README.md" "$tmp/mc-structs.md" || true
+
+# annotate-real/: the overhead rounds (bench/annotate/real.sh writes
+# overhead.tsv and runs real_table.py on it) and the README's copy.
+ar=$results/annotate-real
+python3 "$bench/annotate/real_table.py" "$ar/overhead.tsv" >"$tmp/ar-overhead.md"
+settle_file "$ar/overhead.md" "$tmp/ar-overhead.md"
+settle_quoted_table "$ar/README.md" "$tmp/ar-overhead.md" || true
+
 # The rest, listed so that nothing looks regenerable that is not.
+[ -f "$results/startup-raw/meta" ] ||
+	echo "regenerate: startup.md: not regenerable (its header says so): its raw data were never kept; bench/startup/run.sh BUILD now keeps them in startup-raw/ (startup-reduced.md shows that pipeline)"
 cat <<'LIST'
 regenerate: not regenerable (raw data never committed; re-run to make them so):
-  startup.md (2026-11-22, sqlite3 and python): bench/startup/run.sh BUILD, which now keeps
-    its raw data (startup-raw/); startup-reduced.md shows the pipeline on a reduced run
   stabilizer-cc.md, the two hand-run sections above "Overhead" (Debian builds, 2026-11-24):
     their correctness is tested by tests/e2e/stabilizer_debian.sh; the overhead is cc.sh's
+regenerate: not checked (hand-copied from kept raw files, no table script):
+  annotate-real/README.md, "Features and metrics recorded": the counts of *.record.stderr
+    and the records beside it
 LIST
 echo "regenerate: $rebuilt table(s) rebuilt from raw data"
 [ "$rebuilt" -gt 0 ] || { echo "FAIL: no table was rebuilt"; exit 1; }

@@ -70,6 +70,7 @@ workload() { # NAME COMMAND...  (run under glibc, old, new in shuffled order)
 	done
 }
 echo "start ($only): $(uptime)" >>"$out/load.txt"
+nproc >"$out/cpus.txt" # the table names the run's CPU count, not the reader's
 [ "$only" = compare ] && runs=0
 [ "$only" = heap ] && compare_runs=0
 for r in $(seq 1 "$runs"); do

@@ -253,7 +253,7 @@ done
 	echo "- lever: $(git -C "$REPO" describe --always --dirty 2>/dev/null || echo unknown), build $BUILD"
 	[ $LEVER_OK = 1 ] || echo "- **lever rows skipped**: $LEVER_NOTE"
 	echo "- runs: $RUNS per command (hyperfine, $ROUNDS interleaved rounds, $WARMUP warm-up runs in the first)"
-	echo "- load average (1, 5, 15 min): $LOAD_START at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end (2 vCPUs shared with other work unless it says 0.0: a rerun on an idle machine is due)"
+	echo "- load average (1, 5, 15 min): $LOAD_START at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end ($(nproc) vCPUs; shared with other work unless it says 0.0: a rerun on an idle machine is due)"
 	[ -z "${STARTUP_NOTE:-}" ] || echo "- note: $STARTUP_NOTE"
 } >"$RAW/header.md"
 {

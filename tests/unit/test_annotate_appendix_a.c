@@ -13,6 +13,10 @@
  * feature values has about 15 calls, too few for its main trend to be the
  * largest cluster in every group, and derive falls back (correctly) to
  * Algorithm 3's mixture.
+ *
+ * With an argument, the record is that file instead (the same synthetic
+ * record, kept in bench/results/annotate-appendix-a-raw/ so that
+ * bench/results/regenerate.sh rebuilds the committed table from it).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -84,24 +88,38 @@ static const struct expected appendix_a[] = {
 
 static struct annotate_record record;
 
-static int setup(void **state)
-{
-	char path[] = "/tmp/lever-appendix-a-XXXXXX";
-	struct annotate_writer w;
-	char err[256];
-	int fd = mkstemp(path);
+/* The record to derive: a file named on the command line, or NULL for the
+ * seeded synthetic one written here. */
+static const char *record_path;
 
-	(void)state;
-	if (fd < 0 || annotate_writer_fdopen(&w, fd, "appendix a") ||
-	    annotate_synth(&w, "appendix-a", 600, 0, 2021) || annotate_writer_close(&w))
-		return -1;
-	close(fd);
+static int read_record(const char *path)
+{
+	char err[256];
+
 	if (annotate_record_read_file(path, &record, err, sizeof(err))) {
 		fprintf(stderr, "%s\n", err);
 		return -1;
 	}
-	unlink(path);
 	return 0;
+}
+
+static int setup(void **state)
+{
+	char path[] = "/tmp/lever-appendix-a-XXXXXX";
+	struct annotate_writer w;
+	int fd, rc;
+
+	(void)state;
+	if (record_path)
+		return read_record(record_path);
+	fd = mkstemp(path);
+	if (fd < 0 || annotate_writer_fdopen(&w, fd, "appendix a") ||
+	    annotate_synth(&w, "appendix-a", 600, 0, 2021) || annotate_writer_close(&w))
+		return -1;
+	close(fd);
+	rc = read_record(path);
+	unlink(path);
+	return rc;
 }
 
 static int teardown(void **state)
@@ -232,12 +250,17 @@ static void test_random_clustering(void **state)
 	annotate_derivation_free(&d);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_appendix_a),
 	    cmocka_unit_test(test_random_clustering),
 	};
 
+	if (argc > 2) {
+		fprintf(stderr, "usage: %s [RECORD]\n", argv[0]);
+		return 2;
+	}
+	record_path = argc == 2 ? argv[1] : NULL;
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
