@@ -433,6 +433,16 @@ struct annotate_leaf {
 	int group;     /* leaves of one mixture share a group number > 0 */
 	size_t n_rows; /* the calls the leaf was fitted on (indices into the symbol) */
 	size_t *rows;
+	/*
+	 * A regression that did not beat the constant model in cross-validation
+	 * (doc/annotate.md, derive step 6) is replaced by the constant of the
+	 * leaf's calls; these say what was replaced: its class and its
+	 * cross-validated R^2 (NaN when it could not even be refitted without
+	 * the held-out calls). rejected is false for every other leaf.
+	 */
+	bool rejected;
+	enum annotate_class rejected_cls;
+	double rejected_cv_r_squared;
 };
 
 struct annotate_derivation {
@@ -445,7 +455,8 @@ struct annotate_derivation {
 	size_t n_partitions; /* partition candidates */
 	size_t n_leaves;
 	struct annotate_leaf *leaves;
-	char *log; /* what was tried, one line each */
+	size_t n_rejected; /* leaves whose regression fell back to the constant */
+	char *log;	   /* what was tried, one line each */
 	size_t log_len, log_cap;
 	double seconds;
 };

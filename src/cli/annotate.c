@@ -131,6 +131,29 @@ struct derive_opts {
 	size_t n_functions;
 };
 
+/*
+ * One comment line per regression that fell back to the constant (derive
+ * step 6 of doc/annotate.md): the reader must not take the constant for a
+ * metric that does not depend on the inputs, nor miss that a fit was found.
+ */
+static void print_rejected(const struct annotate_derivation *d)
+{
+	for (size_t i = 0; i < d->n_leaves; i++) {
+		const struct annotate_leaf *l = &d->leaves[i];
+
+		if (!l->rejected)
+			continue;
+		printf("// %zu calls: the %s regression found was no better than their mean in "
+		       "10-fold cross-validation (R2 ",
+		       l->n_rows, annotate_class_name(l->rejected_cls));
+		if (isnan(l->rejected_cv_r_squared))
+			printf("n/a: not refittable without the held-out calls");
+		else
+			printf("%.4g", l->rejected_cv_r_squared);
+		printf("): the constant instead\n");
+	}
+}
+
 static int derive_one(const struct annotate_symbol *s, const struct derive_opts *o, bool *first)
 {
 	struct annotate_derivation d;
@@ -169,6 +192,7 @@ static int derive_one(const struct annotate_symbol *s, const struct derive_opts 
 		if (!isnan(cv))
 			printf("; %zu-fold cross-validated R2 %.4f", o->cv, cv);
 		printf("\n");
+		print_rejected(&d);
 		if (d.n_leaves == 0)
 			printf("// no model found\n");
 		annotate_print(stdout, &a, (int)o->digits);
