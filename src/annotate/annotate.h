@@ -511,6 +511,14 @@ struct annotate_check_params {
 	 * to their total annotate_check_units().
 	 */
 	size_t family;
+	/*
+	 * 0 (default): a distribution's scope fails on any significant shift
+	 * of the standardised residuals. T > 0: an equivalence margin -- the
+	 * scope fails only when the calls' mean relative deviation from the
+	 * annotation's mean, (y - mu(x)) / |mu(x)|, is significantly above T
+	 * or below -T (two one-sided t-tests, doc/annotate.md "check").
+	 */
+	double tolerance;
 };
 /* The number of testable units (distributions and mixtures) of an annotation. */
 size_t annotate_check_units(const struct annotate_annotation *a);
@@ -521,6 +529,8 @@ struct annotate_check_scope {
 	double statistic, p;
 	bool tested, pass;
 	const char *test; /* "t", "t (one-sided)", "chi2" */
+	/* distributions: mean of y over mean of mu(x), the tested calls (NaN: none) */
+	double ratio;
 };
 
 struct annotate_check_result {

@@ -29,7 +29,8 @@ int cmd_annotate_record(int argc, char **argv);
 #define DERIVE_USAGE                                                                               \
 	"lever annotate derive RECORD [-f SYMBOL]... [--metric M] [--json]\n"                      \
 	"                             [--html FILE] [OPTIONS]"
-#define CHECK_USAGE   "lever annotate check ANNOTATIONS RECORD [--alpha A] [--min-points N]"
+#define CHECK_USAGE                                                                                \
+	"lever annotate check ANNOTATIONS RECORD [--alpha A] [--min-points N] [--tolerance T]"
 #define PREDICT_USAGE "lever annotate predict ANNOTATIONS SYMBOL [--metric M] FEATURE=VALUE..."
 #define SYNTH_USAGE                                                                                \
 	"lever annotate synth --shape appendix-a|wide [--calls N] [--features K]\n"                \
@@ -357,7 +358,11 @@ static void print_check(const struct annotate_check_result *r)
 	for (size_t i = 0; i < r->n_scopes; i++) {
 		const struct annotate_check_scope *s = &r->scopes[i];
 
-		if (s->tested)
+		if (s->tested && !isnan(s->ratio))
+			printf("  %-4s %-28s n=%-6zu stat=%-10.4g p=%-10.4g mean/model=%-7.4g %s\n",
+			       s->pass ? "ok" : "FAIL", s->test, s->n, s->statistic, s->p, s->ratio,
+			       s->text);
+		else if (s->tested)
 			printf("  %-4s %-28s n=%-6zu stat=%-10.4g p=%-10.4g %s\n",
 			       s->pass ? "ok" : "FAIL", s->test, s->n, s->statistic, s->p, s->text);
 		else
@@ -377,6 +382,11 @@ static int parse_check_options(struct annotate_check_params *p, int argc, char *
 			 .fmax_open = true, .what = "a probability above 0, below 1"),
 	    CLI_UINT(0, "min-points", &p->min_points, "N", 2, UINT64_MAX,
 		     "scopes with fewer calls are not tested (default 3)"),
+	    CLI_DOUBLE(0, "tolerance", &p->tolerance, "T", 0, INFINITY,
+		       "an equivalence margin: a scope fails only when its\n"
+		       "calls' mean relative deviation from the annotation\n"
+		       "is significantly beyond +-T (0.1: 10 %; default 0:\n"
+		       "any significant shift fails; mixtures: not used)"),
 	    CLI_END(),
 	};
 	const struct cli_command cmd = {
