@@ -107,6 +107,18 @@ static void test_leverage_fit_falls_back(void **state)
 	assert_non_null(printed);
 	assert_null(strstr(printed, "*")); /* no term of a or b survives */
 	free(printed);
+	/* and the HTML page says so under the leaf's heading */
+	{
+		char *html = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&html, &len);
+
+		assert_non_null(f);
+		annotate_derivation_html(f, &d);
+		fclose(f);
+		assert_non_null(strstr(html, "no better than the calls' mean"));
+		free(html);
+	}
 	annotate_annotation_free(&a);
 	annotate_derivation_free(&d);
 	annotate_record_free(&rec);
