@@ -90,8 +90,8 @@ done
 timed() { # MODE -> "wall cpu"
 	local rec=()
 	case $1 in
-	all) rec=("$lever" annotate record --metrics time,cpu,mem --rate all -f stbi_write_png_to_mem -o "$work/ovh" --) ;;
-	default) rec=("$lever" annotate record --metrics time,cpu,mem -f stbi_write_png_to_mem -o "$work/ovh" --) ;;
+	all) rec=("$lever" annotate record --metrics "time,cpu,mem" --rate all -f stbi_write_png_to_mem -o "$work/ovh" --) ;;
+	default) rec=("$lever" annotate record --metrics "time,cpu,mem" -f stbi_write_png_to_mem -o "$work/ovh" --) ;;
 	esac
 	local t0 t1 u s
 	t0=$(date +%s.%N)
