@@ -33,9 +33,9 @@ static void *lever_scratch_memmove(void *dst, const void *src, size_t n)
 #endif
 
 #ifdef LEVER_INJECT_CONSTANT
-#define STBIW_MALLOC(sz) malloc((sz) + (LEVER_INJECT_CONSTANT))
+#define STBIW_MALLOC(sz)	malloc((sz) + (LEVER_INJECT_CONSTANT))
 #define STBIW_REALLOC(p, newsz) realloc(p, newsz)
-#define STBIW_FREE(p) free(p)
+#define STBIW_FREE(p)		free(p)
 #endif
 
 #define STB_IMAGE_WRITE_IMPLEMENTATION
