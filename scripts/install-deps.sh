@@ -7,14 +7,16 @@
 # python3: programs stabilize_programs runs under the shuffling heap;
 # libprotobuf-c-dev, protobuf-c-compiler, zlib1g-dev: lever layout export
 # --pprof encodes profile.proto and gzips it; dwarves: pahole, which
-# cli_layout_refs_pahole checks lever layout refs against).
+# cli_layout_refs_pahole checks lever layout refs against; libstb-dev:
+# stb_image_write's source, the real library routine annotate_real_stb
+# builds and annotates offline).
 # A test whose dependency is missing reports Skipped (a failure under CI=true).
 # Idempotent; works as root or through sudo.
 set -eu
 PKGS="build-essential cmake pkg-config clang libdw-dev libelf-dev libcapstone-dev libgsl-dev
 libcmocka-dev libjansson-dev coz-profiler gcc-12-plugin-dev llvm-14-dev jq dpkg-dev tcl
 lld gdb xz-utils bzip2 python3 libprotobuf-c-dev protobuf-c-compiler zlib1g-dev
-dwarves"
+dwarves libstb-dev"
 # --bench: the peers and targets of bench/ (hyperfine, uftrace for
 # bench/annotate_probe, xz for the comparisons, linux-perf for the counters
 # of bench/stabilizer/run.sh, libevent-dev and bc to build and time memcached

@@ -21,6 +21,10 @@
 # Results: bench/results/annotate-real/ (records, derive outputs, rounds
 # in overhead.tsv, the table from real_table.py in overhead.md).
 #
+# A library routine built from Debian's source and annotated end to end
+# (derive, HTML, check against injected regressions: issue 16 must-show 3)
+# is bench/annotate/stb_png.sh, beside this script.
+#
 # usage: real.sh LEVER_BUILD_DIR [ROUNDS]
 # env: WORK (default /work/scratch/annotate-real), SQLITE_SRC (a Debian
 # sqlite3 source tree; fetched with apt-get source when unset and absent),

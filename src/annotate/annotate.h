@@ -433,6 +433,16 @@ struct annotate_leaf {
 	int group;     /* leaves of one mixture share a group number > 0 */
 	size_t n_rows; /* the calls the leaf was fitted on (indices into the symbol) */
 	size_t *rows;
+	/*
+	 * A regression that did not beat the constant model in cross-validation
+	 * (doc/annotate.md, derive step 6) is replaced by the constant of the
+	 * leaf's calls; these say what was replaced: its class and its
+	 * cross-validated R^2 (NaN when it could not even be refitted without
+	 * the held-out calls). rejected is false for every other leaf.
+	 */
+	bool rejected;
+	enum annotate_class rejected_cls;
+	double rejected_cv_r_squared;
 };
 
 struct annotate_derivation {
@@ -445,7 +455,8 @@ struct annotate_derivation {
 	size_t n_partitions; /* partition candidates */
 	size_t n_leaves;
 	struct annotate_leaf *leaves;
-	char *log; /* what was tried, one line each */
+	size_t n_rejected; /* leaves whose regression fell back to the constant */
+	char *log;	   /* what was tried, one line each */
 	size_t log_len, log_cap;
 	double seconds;
 };
@@ -500,6 +511,14 @@ struct annotate_check_params {
 	 * to their total annotate_check_units().
 	 */
 	size_t family;
+	/*
+	 * 0 (default): a distribution's scope fails on any significant shift
+	 * of the standardised residuals. T > 0: an equivalence margin -- the
+	 * scope fails only when the calls' mean relative deviation from the
+	 * annotation's mean, (y - mu(x)) / |mu(x)|, is significantly above T
+	 * or below -T (two one-sided t-tests, doc/annotate.md "check").
+	 */
+	double tolerance;
 };
 /* The number of testable units (distributions and mixtures) of an annotation. */
 size_t annotate_check_units(const struct annotate_annotation *a);
@@ -510,6 +529,8 @@ struct annotate_check_scope {
 	double statistic, p;
 	bool tested, pass;
 	const char *test; /* "t", "t (one-sided)", "chi2" */
+	/* distributions: mean of y over mean of mu(x), the tested calls (NaN: none) */
+	double ratio;
 };
 
 struct annotate_check_result {

@@ -11,6 +11,10 @@
  *    goodness-of-fit test of the component counts against the
  *    probabilities (normalised to 1, spec §7.2 item 4), and a t-test per
  *    component.
+ * With a tolerance T > 0 (an equivalence margin), a distribution's scope
+ * fails only when the calls' mean relative deviation from mu(x) is
+ * significantly beyond +-T: a regression test that a change of a few
+ * percent, or a loaded machine's, need not trip (margin_test).
  * The tests share the level alpha by Bonferroni (over the function's tests,
  * or a caller's family of them), so a conforming run fails with probability
  * at most alpha overall. The function passes when every
@@ -152,6 +156,34 @@ static void t_test(const double *z, size_t n, bool lower_only, double *t, double
 	*p = lower_only ? stats_t_cdf(*t, (double)n - 1) : stats_t_p_two_sided(*t, (double)n - 1);
 }
 
+/*
+ * The equivalence margin (--tolerance T): u = (y - mu) / |mu| per call; the
+ * scope fails when mean u is significantly above T (a t-test of mean u <= T,
+ * upper tail) or, unless the item is a lower bound, significantly below -T.
+ * Each tail runs at half the level, so T -> 0 keeps the test two-sided at
+ * the level. The p-value reported is twice the smaller tail's (at most 1).
+ */
+static void margin_test(const double *u, size_t n, double tol, bool lower_bound_only, double *t,
+			double *p)
+{
+	double m = stats_mean(u, n), sd = stats_sd(u, n), se = sd / sqrt((double)n);
+	double p_up, p_down, t_up, t_down;
+
+	if (!(sd > 0)) {
+		bool out = lower_bound_only ? m < -tol : fabs(m) > tol;
+
+		*t = out ? copysign(INFINITY, m) : 0;
+		*p = out ? 0 : 1;
+		return;
+	}
+	t_up = (m - tol) / se;
+	t_down = (m + tol) / se;
+	p_up = lower_bound_only ? 1 : 1 - stats_t_cdf(t_up, (double)n - 1);
+	p_down = stats_t_cdf(t_down, (double)n - 1);
+	*t = p_up <= p_down ? t_up : t_down;
+	*p = lower_bound_only ? p_down : fmin(1, 2 * fmin(p_up, p_down));
+}
+
 static char *item_text(const struct annotate_scope *scope, const struct annotate_item *it,
 		       size_t n_items, bool mixture)
 {
@@ -181,32 +213,52 @@ static int check_distribution(struct annotate_check_scope *cs, const struct unit
 			      const struct annotate_check_params *p)
 {
 	double *z = malloc((u->n ? u->n : 1) * sizeof(double));
-	size_t k = 0;
+	double *rel = malloc((u->n ? u->n : 1) * sizeof(double));
+	double sum_y = 0, sum_mu = 0;
+	size_t k = 0, n_rel = 0;
 	char h = u->items[0].heuristic;
 
-	if (!z)
+	if (!z || !rel) {
+		free(z);
+		free(rel);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < u->n; i++) {
 		double m, v;
 
 		cl->row = u->rows[i];
 		if (eval_item(&u->items[0], lookup_call, cl, &m, &v))
 			continue;
+		double y = ycol[u->rows[i]];
+
 		if (v <= 0) {
 			/* Norm(c, 0): exact; any difference is a violation */
-			z[k++] =
-			    ycol[u->rows[i]] == m ? 0 : copysign(INFINITY, ycol[u->rows[i]] - m);
-			continue;
-		}
-		double zi = (ycol[u->rows[i]] - m) / sqrt(v);
+			z[k++] = y == m ? 0 : copysign(INFINITY, y - m);
+		} else {
+			double zi = (y - m) / sqrt(v);
 
-		if (h == 'M' && fabs(zi) > 3)
-			continue;
-		z[k++] = zi;
+			if (h == 'M' && fabs(zi) > 3)
+				continue;
+			z[k++] = zi;
+		}
+		sum_y += y;
+		sum_mu += m;
+		if (m != 0)
+			rel[n_rel++] = (y - m) / fabs(m);
 	}
 	cs->n = k;
+	cs->ratio = k && sum_mu != 0 ? sum_y / sum_mu : NAN;
 	cs->test = h == 'R' ? "t (one-sided, lower bound)" : "t";
-	if (k >= p->min_points) {
+	if (p->tolerance > 0) {
+		/* calls predicted at exactly 0 have no relative deviation */
+		cs->n = n_rel;
+		cs->test = h == 'R' ? "t margin (lower bound)" : "t margin (two one-sided)";
+		if (n_rel >= p->min_points) {
+			cs->tested = true;
+			margin_test(rel, n_rel, p->tolerance, h == 'R', &cs->statistic, &cs->p);
+			cs->pass = cs->p >= level;
+		}
+	} else if (k >= p->min_points) {
 		bool infinite = false;
 
 		for (size_t i = 0; i < k; i++)
@@ -224,6 +276,7 @@ static int check_distribution(struct annotate_check_scope *cs, const struct unit
 		cs->pass = cs->p >= level;
 	}
 	free(z);
+	free(rel);
 	return 0;
 }
 
@@ -325,7 +378,7 @@ int annotate_check(const struct annotate_annotation *a, const struct annotate_sy
 
 		cs->text =
 		    item_text(units[u].scope, units[u].items, units[u].n_items, units[u].mixture);
-		cs->statistic = cs->p = NAN;
+		cs->statistic = cs->p = cs->ratio = NAN;
 		cs->pass = true;
 		rc = units[u].mixture ? check_mixture(cs, &units[u], &cl, ycol, level, p)
 				      : check_distribution(cs, &units[u], &cl, ycol, level, p);

@@ -920,6 +920,41 @@ static size_t filter_main_trend(const struct ctx *c, size_t f, const size_t *row
 	return k;
 }
 
+static int validate_leaf(struct annotate_derivation *d, struct annotate_leaf *l);
+
+static void drop_leaves(struct annotate_derivation *d)
+{
+	for (size_t i = 0; i < d->n_leaves; i++) {
+		free(d->leaves[i].atoms);
+		free(d->leaves[i].rows);
+		annotate_model_free(&d->leaves[i].model);
+	}
+	d->n_leaves = 0;
+}
+
+/*
+ * A heuristic's model that does not beat the constant in cross-validation
+ * (derive step 6) is no model: the next feature or heuristic is tried, and
+ * if none has one the calls go to clustering. Its constant would not do --
+ * it is the mean of filtered calls, not the distribution of the calls.
+ */
+static int heuristic_validated(struct ctx *c, bool *ok)
+{
+	struct annotate_derivation *d = c->d;
+	size_t rejected = d->n_rejected;
+	int rc = 0;
+
+	for (size_t i = 0; i < d->n_leaves && !rc; i++)
+		rc = validate_leaf(d, &d->leaves[i]);
+	*ok = d->n_rejected == rejected;
+	if (!rc && !*ok) {
+		logf_(d, "heuristic %c: its model is discarded\n", c->heuristic);
+		d->n_rejected = rejected;
+		drop_leaves(d);
+	}
+	return rc;
+}
+
 static int heuristics(struct ctx *c, const size_t *rows, size_t n)
 {
 	static const char marks[2] = {'R', 'M'};
@@ -951,6 +986,11 @@ static int heuristics(struct ctx *c, const size_t *rows, size_t n)
 			c->failed = NULL;
 			c->n_failed = 0;
 			rc = tree(c, sub, m);
+			if (!rc && c->d->n_leaves > 0) {
+				bool ok;
+
+				rc = heuristic_validated(c, &ok);
+			}
 			free_failed(c);
 			c->failed = saved;
 			c->n_failed = n_saved;
@@ -1115,9 +1155,14 @@ out:
 
 /* ------------------------------------------------------------ cross-validation */
 
-/* k-fold refits of one leaf: adds squared errors and the values to the sums. */
+/*
+ * k-fold refits of one leaf: adds squared errors and the values to the sums,
+ * and to *sse_constant (when not NULL) the squared errors of the constant
+ * model on the same folds (each held-out call predicted by the mean of the
+ * training folds).
+ */
 static int cv_leaf(const struct annotate_derivation *d, const struct annotate_leaf *l, size_t folds,
-		   double *sse, double *sy, double *syy, size_t *count)
+		   double *sse, double *sy, double *syy, size_t *count, double *sse_constant)
 {
 	const double *col = d->symbol->metrics[d->metric];
 	size_t n = l->n_rows, *train = malloc((n ? n : 1) * sizeof(size_t));
@@ -1148,6 +1193,11 @@ static int cv_leaf(const struct annotate_derivation *d, const struct annotate_le
 			double y = col[l->rows[i]],
 			       e = y - annotate_model_predict(&fit, d->symbol, l->rows[i]);
 
+			if (sse_constant) {
+				double mean = m ? gsl_stats_mean(ytr, 1, m) : 0;
+
+				*sse_constant += (y - mean) * (y - mean);
+			}
 			*sse += e * e;
 			*sy += y;
 			*syy += y * y;
@@ -1170,13 +1220,64 @@ double annotate_cross_validate(const struct annotate_derivation *d, size_t folds
 	for (size_t i = 0; i < d->n_leaves; i++) {
 		if (d->leaves[i].has_prob || d->leaves[i].n_rows < 2 * folds)
 			return NAN; /* a mixture has no cost function to validate */
-		if (cv_leaf(d, &d->leaves[i], folds, &sse, &sy, &syy, &count))
+		if (cv_leaf(d, &d->leaves[i], folds, &sse, &sy, &syy, &count, NULL))
 			return NAN;
 	}
 	if (count < 2)
 		return NAN;
 	tss = syy - sy * sy / (double)count;
 	return tss > 0 ? 1.0 - sse / tss : NAN;
+}
+
+/*
+ * The leaf's cross-validated R^2 (10 folds, leaves of at least 20 calls), and
+ * the rule of doc/annotate.md (derive step 6): a regression whose held-out
+ * squared error is no smaller than the constant model's on the same folds
+ * does not explain the metric -- its in-sample R^2 came from a few calls of
+ * high leverage (an outlier alone at some feature value) -- so the leaf
+ * falls back to the constant of its calls, Norm(mean, sample variance). A
+ * regression that cannot be refitted without the held-out calls (a term
+ * constant over the other nine folds) rests on those few calls alone and
+ * falls back too.
+ */
+#define CV_FOLDS 10
+
+static int validate_leaf(struct annotate_derivation *d, struct annotate_leaf *l)
+{
+	double sse = 0, sy = 0, syy = 0, sse_constant = 0, tss, cv_r2 = NAN;
+	size_t count = 0;
+	struct annotate_model constant;
+	double *y;
+	int rc;
+
+	if (l->n_rows < 2 * CV_FOLDS)
+		return 0;
+	rc = cv_leaf(d, l, CV_FOLDS, &sse, &sy, &syy, &count, &sse_constant);
+	if (rc == -ENOMEM)
+		return rc;
+	tss = !rc && count > 1 ? syy - sy * sy / (double)count : NAN;
+	if (tss > 0)
+		cv_r2 = 1.0 - sse / tss;
+	l->model.cv_r_squared = cv_r2;
+	if (l->model.n_terms == 0 || (!rc && sse < sse_constant))
+		return 0;
+	if (!(y = gather(d->symbol->metrics[d->metric], l->rows, l->n_rows)))
+		return -ENOMEM;
+	constant = constant_model(y, l->n_rows, NAN);
+	free(y);
+	logf_(d,
+	      "%zu calls: %s regression, %zu terms, cross-validated R2 %.4g, no better than "
+	      "the constant's %.4g: the constant instead\n",
+	      l->n_rows, annotate_class_name(l->model.cls), l->model.n_terms, cv_r2,
+	      tss > 0 ? 1.0 - sse_constant / tss : NAN);
+	l->rejected = true;
+	l->rejected_cls = l->model.cls;
+	l->rejected_cv_r_squared = cv_r2;
+	annotate_model_free(&l->model);
+	l->model = constant;
+	l->model.cv_r_squared = tss > 0 ? 1.0 - sse_constant / tss : NAN;
+	d->n_rejected++;
+	return 0;
 }
 
 /* ------------------------------------------------------------ entry point */
@@ -1243,17 +1344,8 @@ int annotate_derive(const struct annotate_symbol *s, enum annotate_metric metric
 	for (size_t i = 0; !rc && params->clustering && i < c.n_failed; i++)
 		if (c.failed[i].n > params->min_part_points)
 			rc = cluster_node(&c, &c.failed[i]);
-	for (size_t i = 0; !rc && i < out->n_leaves; i++) {
-		double sse = 0, sy = 0, syy = 0;
-		size_t count = 0;
-		struct annotate_leaf *l = &out->leaves[i];
-
-		if (l->n_rows >= 20 && !cv_leaf(out, l, 10, &sse, &sy, &syy, &count) && count > 1) {
-			double tss = syy - sy * sy / (double)count;
-
-			l->model.cv_r_squared = tss > 0 ? 1.0 - sse / tss : NAN;
-		}
-	}
+	for (size_t i = 0; !rc && i < out->n_leaves; i++)
+		rc = validate_leaf(out, &out->leaves[i]);
 	free_failed(&c);
 	free(c.regs);
 	free(c.cands);
@@ -1547,6 +1639,15 @@ void annotate_derivation_json(FILE *f, const struct annotate_derivation *d)
 							    : "");
 		report_json_kv_integer(&j, "calls", (long long)l->n_rows);
 		json_model(&j, d, &l->model);
+		report_json_key(&j, "rejected");
+		if (l->rejected) {
+			report_json_object_begin(&j);
+			report_json_kv_string(&j, "class", annotate_class_name(l->rejected_cls));
+			report_json_kv_number(&j, "cv_r_squared", l->rejected_cv_r_squared);
+			report_json_object_end(&j);
+		} else {
+			report_json_null(&j);
+		}
 		report_json_object_end(&j);
 	}
 	report_json_array_end(&j);

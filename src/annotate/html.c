@@ -215,6 +215,15 @@ void annotate_derivation_html(FILE *f, const struct annotate_derivation *d)
 		snprintf(heading, sizeof(heading), "[%s]: %s, %zu calls, R2 %.4f", scope,
 			 annotate_class_name(l->model.cls), l->n_rows, l->model.r_squared);
 		report_html_heading(f, 3, heading);
+		if (l->rejected) {
+			char note[256];
+
+			snprintf(note, sizeof(note),
+				 "The %s regression found was no better than the calls' mean in "
+				 "10-fold cross-validation (R2 %.4g): the constant instead.",
+				 annotate_class_name(l->rejected_cls), l->rejected_cv_r_squared);
+			report_html_paragraph(f, note);
+		}
 		for (size_t g = 0; g < d->symbol->n_features; g++)
 			if (model_uses(&l->model, g))
 				leaf_chart(f, d, l, g, heading);

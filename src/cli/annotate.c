@@ -29,7 +29,8 @@ int cmd_annotate_record(int argc, char **argv);
 #define DERIVE_USAGE                                                                               \
 	"lever annotate derive RECORD [-f SYMBOL]... [--metric M] [--json]\n"                      \
 	"                             [--html FILE] [OPTIONS]"
-#define CHECK_USAGE   "lever annotate check ANNOTATIONS RECORD [--alpha A] [--min-points N]"
+#define CHECK_USAGE                                                                                \
+	"lever annotate check ANNOTATIONS RECORD [--alpha A] [--min-points N] [--tolerance T]"
 #define PREDICT_USAGE "lever annotate predict ANNOTATIONS SYMBOL [--metric M] FEATURE=VALUE..."
 #define SYNTH_USAGE                                                                                \
 	"lever annotate synth --shape appendix-a|wide [--calls N] [--features K]\n"                \
@@ -131,6 +132,29 @@ struct derive_opts {
 	size_t n_functions;
 };
 
+/*
+ * One comment line per regression that fell back to the constant (derive
+ * step 6 of doc/annotate.md): the reader must not take the constant for a
+ * metric that does not depend on the inputs, nor miss that a fit was found.
+ */
+static void print_rejected(const struct annotate_derivation *d)
+{
+	for (size_t i = 0; i < d->n_leaves; i++) {
+		const struct annotate_leaf *l = &d->leaves[i];
+
+		if (!l->rejected)
+			continue;
+		printf("// %zu calls: the %s regression found was no better than their mean in "
+		       "10-fold cross-validation (R2 ",
+		       l->n_rows, annotate_class_name(l->rejected_cls));
+		if (isnan(l->rejected_cv_r_squared))
+			printf("n/a: not refittable without the held-out calls");
+		else
+			printf("%.4g", l->rejected_cv_r_squared);
+		printf("): the constant instead\n");
+	}
+}
+
 static int derive_one(const struct annotate_symbol *s, const struct derive_opts *o, bool *first)
 {
 	struct annotate_derivation d;
@@ -169,6 +193,7 @@ static int derive_one(const struct annotate_symbol *s, const struct derive_opts 
 		if (!isnan(cv))
 			printf("; %zu-fold cross-validated R2 %.4f", o->cv, cv);
 		printf("\n");
+		print_rejected(&d);
 		if (d.n_leaves == 0)
 			printf("// no model found\n");
 		annotate_print(stdout, &a, (int)o->digits);
@@ -333,7 +358,11 @@ static void print_check(const struct annotate_check_result *r)
 	for (size_t i = 0; i < r->n_scopes; i++) {
 		const struct annotate_check_scope *s = &r->scopes[i];
 
-		if (s->tested)
+		if (s->tested && !isnan(s->ratio))
+			printf("  %-4s %-28s n=%-6zu stat=%-10.4g p=%-10.4g mean/model=%-7.4g %s\n",
+			       s->pass ? "ok" : "FAIL", s->test, s->n, s->statistic, s->p, s->ratio,
+			       s->text);
+		else if (s->tested)
 			printf("  %-4s %-28s n=%-6zu stat=%-10.4g p=%-10.4g %s\n",
 			       s->pass ? "ok" : "FAIL", s->test, s->n, s->statistic, s->p, s->text);
 		else
@@ -353,6 +382,11 @@ static int parse_check_options(struct annotate_check_params *p, int argc, char *
 			 .fmax_open = true, .what = "a probability above 0, below 1"),
 	    CLI_UINT(0, "min-points", &p->min_points, "N", 2, UINT64_MAX,
 		     "scopes with fewer calls are not tested (default 3)"),
+	    CLI_DOUBLE(0, "tolerance", &p->tolerance, "T", 0, INFINITY,
+		       "an equivalence margin: a scope fails only when its\n"
+		       "calls' mean relative deviation from the annotation\n"
+		       "is significantly beyond +-T (0.1: 10 %; default 0:\n"
+		       "any significant shift fails; mixtures: not used)"),
 	    CLI_END(),
 	};
 	const struct cli_command cmd = {

@@ -578,6 +578,58 @@ static void test_check_and_predict(void **state)
 	annotate_record_free(&slower);
 }
 
+/*
+ * --tolerance T: an equivalence margin. A 1.7 % slowdown that the plain
+ * test catches passes a 5 % margin; a 20 % slowdown fails it, and so does a
+ * 20 % speedup (two-sided); the ratio of the means is reported.
+ */
+static void test_check_tolerance(void **state)
+{
+	struct annotate_record base, slightly, slower, faster;
+	struct annotate_params par;
+	struct annotate_derivation d;
+	struct annotate_annotation a;
+	struct annotate_check_params cp = {.alpha = 0.01, .min_points = 3, .tolerance = 0.05};
+	struct annotate_check_result r;
+
+	(void)state;
+	linear_record(&base, 0, 1);
+	linear_record(&slightly, 0.05, 3);
+	linear_record(&slower, 0.6, 5);
+	linear_record(&faster, -0.6, 6);
+	annotate_params_default(&par);
+	assert_int_equal(annotate_derive(&base.symbols[0], ANNOTATE_TIME, &par, &d), 0);
+	assert_int_equal(annotate_derivation_annotation(&d, &a), 0);
+
+	assert_int_equal(annotate_check(&a, &slightly.symbols[0], &cp, &r), 0);
+	assert_true(r.pass);
+	assert_true(r.scopes[0].tested);
+	assert_true(fabs(r.scopes[0].ratio - 1.017) < 0.01);
+	annotate_check_result_free(&r);
+	assert_int_equal(annotate_check(&a, &slower.symbols[0], &cp, &r), 0);
+	assert_false(r.pass);
+	assert_true(r.scopes[0].ratio > 1.15);
+	annotate_check_result_free(&r);
+	assert_int_equal(annotate_check(&a, &faster.symbols[0], &cp, &r), 0);
+	assert_false(r.pass);
+	annotate_check_result_free(&r);
+	/* a lower bound (R) fails only below the margin */
+	a.items[0].heuristic = 'R';
+	assert_int_equal(annotate_check(&a, &slower.symbols[0], &cp, &r), 0);
+	assert_true(r.pass);
+	annotate_check_result_free(&r);
+	assert_int_equal(annotate_check(&a, &faster.symbols[0], &cp, &r), 0);
+	assert_false(r.pass);
+	annotate_check_result_free(&r);
+
+	annotate_annotation_free(&a);
+	annotate_derivation_free(&d);
+	annotate_record_free(&base);
+	annotate_record_free(&slightly);
+	annotate_record_free(&slower);
+	annotate_record_free(&faster);
+}
+
 /* Calls outside every scope are counted, not tested (spec §7.2 item 5). */
 static void test_check_unroutable(void **state)
 {
@@ -616,6 +668,7 @@ int main(void)
 	    cmocka_unit_test(test_kde_clusters),
 	    cmocka_unit_test(test_check_and_predict),
 	    cmocka_unit_test(test_check_unroutable),
+	    cmocka_unit_test(test_check_tolerance),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
