@@ -45,6 +45,8 @@ struct layout_options {
 	int adjust;			    /* index in adjust_names */
 	double tolerance_pct, dominant_pct; /* PCT as given, for params */
 	bool tolerance_given, dominant_given;
+	double share_pct, sigmas;
+	bool share_given, sigmas_given;
 	struct layout_params params;
 	bool json, force;
 	const char *html;
@@ -71,6 +73,18 @@ static int parse_layout_options(struct layout_options *o, int argc, char **argv)
 		     "suggest only structs that save more than N samples (the\n"
 		     "thesis used 500 for Redis, 50 for Memcached; default 0)",
 		     .what = "a count"),
+	    CLI_DOUBLE(0, "sigmas", &o->sigmas, "Z", 0, 10,
+		       "change a layout only for a benefit B above Z*sqrt(B) (Poisson\n"
+		       "noise of sampled counts; default 2: B > 4)",
+		       .given = &o->sigmas_given, .what = "a number 0..10"),
+	    CLI_UINT(0, "sharing-min-samples", &o->params.sharing_min_samples, "N", 0, UINT64_MAX,
+		     "report a false-sharing pair or shared data line only with\n"
+		     "at least N samples (default 4)",
+		     .what = "a count"),
+	    CLI_DOUBLE(0, "sharing-min-share", &o->share_pct, "PCT", 0, 100,
+		       "... and at least PCT% of its struct's samples (of all\n"
+		       "addressed samples for a data line; default 1)",
+		       .given = &o->share_given, .what = "a percentage 0..100"),
 	    CLI_FLAG(0, "pack", &o->params.pack_holes,
 		     "fill holes with fields that have no samples (as pahole\n"
 		     "--reorganize), when that grows neither size nor misses"),
@@ -98,6 +112,10 @@ static int parse_layout_options(struct layout_options *o, int argc, char **argv)
 		o->params.tolerance = o->tolerance_pct / 100.0;
 	if (o->dominant_given)
 		o->params.dominant_share = o->dominant_pct / 100.0;
+	if (o->sigmas_given)
+		o->params.sigmas = o->sigmas;
+	if (o->share_given)
+		o->params.sharing_min_share = o->share_pct / 100.0;
 	o->record = argv[first];
 	return 0;
 }
@@ -106,12 +124,14 @@ static void print_text(FILE *out, const struct layout_options *o, const struct l
 		       struct layout_suggestion *sg, size_t n, size_t passing)
 {
 	uint64_t total = 0;
+	struct layout_units u;
 
+	layout_units_for(rec->source, rec->period, &u);
 	for (size_t i = 0; i < rec->n_samples; i++)
 		total += rec->samples[i].count;
-	fprintf(out, "%s: %llu samples", o->record, (unsigned long long)total);
+	fprintf(out, "%s: %llu %s", o->record, (unsigned long long)total, u.count);
 	if (rec->period)
-		fprintf(out, " (1 per %llu events)", (unsigned long long)rec->period);
+		fprintf(out, " (1 per %llu %s)", (unsigned long long)rec->period, u.scaled);
 	fprintf(out, ", %llu without a reference (dropped); %zu of %zu structs sampled\n",
 		(unsigned long long)rec->program.unattributed, n, rec->program.n_structs);
 	/* what the collector could not use, so that nothing is lost unseen */
@@ -137,27 +157,27 @@ static void print_text(FILE *out, const struct layout_options *o, const struct l
 			"or its static part was left out\n");
 	for (size_t i = 0; i < n; i++) {
 		fprintf(out, "\n");
-		layout_print_annotated(out, sg[i].s);
-		layout_print_false_sharing(out, sg[i].s);
+		layout_print_annotated(out, sg[i].s, &u);
+		layout_print_false_sharing(out, sg[i].s, &o->params, &u);
 		fprintf(out, "\n");
 		if (i < passing || sg[i].algorithm == LAYOUT_ALGO_ORIGINAL)
-			layout_print_suggestion(out, &sg[i]);
+			layout_print_suggestion(out, &sg[i], &u);
 		else
-			fprintf(out, "/* %s: saves %llu samples, not above --threshold %llu */\n",
-				sg[i].s->name, (unsigned long long)sg[i].benefit,
+			fprintf(out, "/* %s: saves %llu %s, not above --threshold %llu */\n",
+				sg[i].s->name, (unsigned long long)sg[i].benefit, u.count,
 				(unsigned long long)o->params.threshold);
 	}
 	/* by data address: lines two threads touch, one writing (version-2 access lines) */
 	if (layout_find_shared_lines(rec, NULL, 0)) {
 		fprintf(out, "\n");
-		layout_print_shared_lines(out, rec, 10);
+		layout_print_shared_lines(out, rec, 10, &o->params);
 	}
 	fprintf(out, "\n");
 	if (passing)
-		layout_print_ranking(out, sg, passing, rec->period);
+		layout_print_ranking(out, sg, passing, &u);
 	else
-		fprintf(out, "No struct saves more than %llu samples.\n",
-			(unsigned long long)o->params.threshold);
+		fprintf(out, "No struct saves more than %llu %s.\n",
+			(unsigned long long)o->params.threshold, u.count);
 }
 
 static int write_html(const struct layout_options *o, const struct layout_record *rec,
@@ -203,7 +223,8 @@ static int layout_report(struct layout_options *o)
 		fprintf(stderr, "lever layout report: %s\n", err);
 		return 1;
 	}
-	if (layout_annotate(&rec.program, rec.samples, rec.n_samples, adjust_modes[o->adjust])) {
+	if (layout_annotate(&rec.program, rec.samples, rec.n_samples, adjust_modes[o->adjust]) ||
+	    layout_record_objects(&rec)) {
 		fprintf(stderr, "lever layout report: out of memory\n");
 		layout_record_free(&rec);
 		return 1;
@@ -219,9 +240,12 @@ static int layout_report(struct layout_options *o)
 		passing = layout_rank(sg, n, &o->params);
 		if (o->html && write_html(o, &rec, sg, n))
 			rc = 1;
-		if (o->json)
-			layout_write_json(stdout, sg, n, rec.period);
-		else
+		if (o->json) {
+			struct layout_units u;
+
+			layout_units_for(rec.source, rec.period, &u);
+			layout_write_json(stdout, sg, n, &u);
+		} else
 			print_text(stdout, o, &rec, sg, n, passing);
 	}
 	for (size_t i = 0; sg && i < n; i++)

@@ -117,7 +117,7 @@ static const char *algorithm_name(enum layout_algorithm a)
 					  : "unchanged";
 }
 
-static int struct_section(FILE *f, const struct layout_suggestion *sg, uint64_t period)
+static int struct_section(FILE *f, const struct layout_suggestion *sg, const struct layout_units *u)
 {
 	const struct layout_struct *s = sg->s;
 	uint32_t *order = malloc((s->n_fields + 1) * sizeof(*order));
@@ -137,12 +137,12 @@ static int struct_section(FILE *f, const struct layout_suggestion *sg, uint64_t 
 	}
 	fprintf(f, "<section class=\"struct\"><h2>struct ");
 	report_html_escape(f, s->name);
-	fprintf(f, "</h2>\n<p>%llu samples; suggestion %s saves %llu",
-		(unsigned long long)s->total_raw, algorithm_name(sg->algorithm),
-		(unsigned long long)sg->benefit);
-	if (period > 1)
-		fprintf(f, " (about %.4g events)", (double)sg->benefit * (double)period);
-	fprintf(f, "; modelled misses %llu → %llu.</p>\n<div class=\"pair\">\n",
+	fprintf(f, "</h2>\n<p>%llu %s; suggestion %s saves %llu %s",
+		(unsigned long long)s->total_raw, u->count, algorithm_name(sg->algorithm),
+		(unsigned long long)sg->benefit, u->count);
+	if (u->period > 1)
+		fprintf(f, " (about %.4g %s)", (double)sg->benefit * (double)u->period, u->scaled);
+	fprintf(f, "; modelled %s %llu → %llu.</p>\n<div class=\"pair\">\n", u->count,
 		(unsigned long long)sg->modelled_before, (unsigned long long)sg->modelled_after);
 	layout_table(f, "as it is", s, order, offsets, s->size, hottest);
 	layout_table(f, "suggested", s, sg->order, sg->offsets, sg->size, hottest);
@@ -153,18 +153,21 @@ static int struct_section(FILE *f, const struct layout_suggestion *sg, uint64_t 
 }
 
 /* Lines two threads touch, one writing, from the data addresses (sharing.c). */
-static void shared_lines_section(FILE *f, const struct layout_record *rec)
+static void shared_lines_section(FILE *f, const struct layout_record *rec,
+				 const struct layout_units *u)
 {
 	struct layout_shared_line lines[20];
 	size_t n = layout_find_shared_lines(rec, lines, 20);
 
 	if (!n)
 		return;
-	fprintf(f, "<section class=\"shared\"><h2>Data lines shared between threads</h2>\n"
-		   "<p>From the samples' data addresses: lines two threads touched, one of them "
-		   "writing; <em>false</em> when no writer's bytes meet the other thread's.</p>\n"
-		   "<table><tr><th>line</th><th>sharing</th><th>samples</th><th>threads: bytes "
-		   "(field), samples, writes</th></tr>\n");
+	fprintf(f,
+		"<section class=\"shared\"><h2>Data lines shared between threads</h2>\n"
+		"<p>From the samples' data addresses: lines two threads touched, one of them "
+		"writing; <em>false</em> when no writer's bytes meet the other thread's.</p>\n"
+		"<table><tr><th>line</th><th>sharing</th><th>%s</th><th>threads: bytes "
+		"(field), %s, writes</th></tr>\n",
+		u->count, u->count);
 	for (size_t i = 0; i < n && i < 20; i++) {
 		const struct layout_shared_line *l = &lines[i];
 
@@ -198,7 +201,9 @@ int layout_write_html(FILE *f, const char *title, const struct layout_record *re
 		      const struct layout_suggestion *sg, size_t n)
 {
 	uint64_t total = 0;
+	struct layout_units u;
 
+	layout_units_for(rec->source, rec->period, &u);
 	for (size_t i = 0; i < rec->n_samples; i++)
 		total += rec->samples[i].count;
 	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>"
@@ -206,7 +211,7 @@ int layout_write_html(FILE *f, const char *title, const struct layout_record *re
 	report_html_escape(f, title);
 	fprintf(f, "</title>\n%s</head>\n<body>\n<h1>Struct layouts: ", style);
 	report_html_escape(f, title);
-	fprintf(f, "</h1>\n<p>%llu samples", (unsigned long long)total);
+	fprintf(f, "</h1>\n<p>%llu %s", (unsigned long long)total, u.count);
 	if (rec->source) {
 		fprintf(f, " from ");
 		report_html_escape(f, rec->source);
@@ -216,9 +221,9 @@ int layout_write_html(FILE *f, const char *title, const struct layout_record *re
 	}
 	fprintf(f,
 		", %llu without a reference; <span id=\"count\"></span> structs with samples "
-		"shown. Rows are coloured by adjusted samples (Algorithm 3) against the "
+		"shown. Rows are coloured by adjusted %s (Algorithm 3) against the "
 		"struct's hottest field.</p>\n",
-		(unsigned long long)rec->program.unattributed);
+		(unsigned long long)rec->program.unattributed, u.count);
 	fprintf(f, "<p class=\"legend\">cold <span style=\"");
 	heat_colour(f, 0);
 	fprintf(f, "\"></span><span style=\"");
@@ -228,11 +233,11 @@ int layout_write_html(FILE *f, const char *title, const struct layout_record *re
 	fprintf(f, "\"></span> hot &nbsp; <label>field <input id=\"filter\" "
 		   "placeholder=\"name\"></label></p>\n");
 	for (size_t i = 0; i < n; i++)
-		if (struct_section(f, &sg[i], rec->period))
+		if (struct_section(f, &sg[i], &u))
 			return -1;
 	if (!n)
 		fprintf(f, "<p>No struct has samples.</p>\n");
-	shared_lines_section(f, rec);
+	shared_lines_section(f, rec, &u);
 	fputs(script, f);
 	fprintf(f, "</body>\n</html>\n");
 	return ferror(f) ? -1 : 0;

@@ -6,7 +6,7 @@ set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib/prelude.sh"
 
 printf '%s\n' \
-	'lever-layout-record	1' \
+	'lever-layout-record	2' \
 	'struct	foo' \
 	'field	a	long long	-	0	8	8' \
 	'field	b	struct bar *	-	8	8	8' \
@@ -29,17 +29,19 @@ printf '%s\n' \
 	'sample	0x402000	400	1' \
 	'sample	0x402100	300	2' \
 	'sample	0x999999	5' \
+	'access	0x402000	0x7f0000001000	1	w	400' \
+	'access	0x402100	0x7f0000001008	2	w	300' \
 	'period	16384' >"$tmp/r.record"
 
 if ! "$lever" layout report "$tmp/r.record" >"$tmp/out.txt" 2>"$tmp/err.txt"; then
 	fail "report: exit $?: $(cat "$tmp/err.txt")"
 fi
 grep -q '978 samples (1 per 16384 events), 5 without a reference' "$tmp/out.txt" || fail "no summary line"
-grep -q '^In struct counters you will save 300 misses (samples; by threads; about 4.915e+06 events at period 16384)$' "$tmp/out.txt" ||
+grep -q '^In struct counters you will save 300 samples (by threads; about 4.915e+06 events at period 16384)$' "$tmp/out.txt" ||
 	fail "counters not ranked first by threads"
-grep -q '^In struct foo you will save 145 misses (samples; by misses; about 2.376e+06 events at period 16384)$' "$tmp/out.txt" ||
+grep -q '^In struct foo you will save 145 samples (by misses; about 2.376e+06 events at period 16384)$' "$tmp/out.txt" ||
 	fail "foo: not 145 samples × 16384"
-grep -q 'false sharing in counters, cacheline 0: hits written by thread 1' "$tmp/out.txt" ||
+grep -q 'false sharing in counters, cacheline 0: hits written by thread 1, misses used by thread 2 (300 samples in 1 object)' "$tmp/out.txt" ||
 	fail "false sharing not reported"
 grep -q 'misses __attribute__((aligned(64)));' "$tmp/out.txt" || fail "no aligned(64) group start"
 
@@ -89,6 +91,43 @@ printf '%s\n' 'lever-layout-record	1' 'struct	entry' 'field	cold	char	-	0	1	1' \
 grep -q 'size 24 -> 16 \*/$' "$tmp/entry.txt" || fail "--pack: entry not 16 bytes"
 grep -q '^	char                       cold;                 /\*     1     1 \*/$' "$tmp/entry.txt" ||
 	fail "--pack: cold not in the hole"
+
+# Issue 17 B1/B3/B4, the memcached defects: two workers write nkey and next
+# of *their own* items (different addresses), as memcached's workers do.
+# Sharing is judged per object, so nothing is padded ("by threads" would
+# grow item to 128 bytes for sharing no object has); D has nothing to move;
+# the clock source's counts are samples of CPU time, never "misses".
+printf '%s\n' 'lever-layout-record	2' 'source	clock	cpu-clock' 'struct	item' \
+	'field	nkey	long	-	0	8	8' 'field	next	long	-	8	8	8' \
+	'field	data	char	[48]	16	48	1' \
+	'ref	0x10	item	nkey	w' 'ref	0x20	item	next	w' \
+	'sample	0x10	500	1' 'sample	0x20	400	2' \
+	'access	0x10	0x10000	1	w	250' 'access	0x10	0x10040	1	w	250' \
+	'access	0x20	0x20008	2	w	200' 'access	0x20	0x20048	2	w	200' \
+	'access	0x20	0x10008	2	w	1' \
+	'period	1000000' >"$tmp/item.record"
+"$lever" layout report "$tmp/item.record" >"$tmp/item.txt" || fail "item: exit $?"
+grep -q '^/\* item: keep the current layout: it is already in miss order (estimate E 400 samples); grouping by threads avoids 1 samples of sharing per object \*/$' "$tmp/item.txt" ||
+	fail "item: not kept, or without why: $(grep -i 'item' "$tmp/item.txt")"
+grep -q 'suggested by threads\|aligned(64)' "$tmp/item.txt" && fail "item: padded for sharing between different objects"
+grep -q 'data line' "$tmp/item.txt" && fail "item: a line with 1 sample of sharing listed"
+grep -q '^1 shared line left out (251 samples on them)' "$tmp/item.txt" || fail "item: shared line not counted"
+grep -q '^No struct saves more than 0 samples\.$' "$tmp/item.txt" || fail "item: ranked"
+grep -q 'false sharing in item' "$tmp/item.txt" && fail "item: a 1-sample pair reported as false sharing"
+grep -q '^/\* 2 false-sharing pairs in item left out (2 samples in all): below 4 samples' "$tmp/item.txt" ||
+	fail "item: the pairs left out are not counted"
+grep -i 'miss' "$tmp/item.txt" | grep -v 'miss order\|by misses' | grep -q . &&
+	fail "clock counts called misses: $(grep -i 'miss' "$tmp/item.txt")"
+grep -q '^[^ ]*item.record: 900 samples (1 per 1000000 ns of CPU time)' "$tmp/item.txt" ||
+	fail "item: summary line: $(head -1 "$tmp/item.txt")"
+"$lever" layout report --json "$tmp/item.record" >"$tmp/item.json" || fail "item --json"
+python3 - "$tmp/item.json" <<'PY' || fail "item: JSON units or kept layout"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["source"] == "clock" and d["unit"] == "samples" and d["period_unit"] == "ns of CPU time", d
+sg = d["structs"][0]["suggestion"]
+assert sg["algorithm"] == "original" and sg["kept_because"] == "no-move" and sg["size"] == 64, sg
+PY
 
 # Errors: a usage error exits 2, a bad record 1 with file:line.
 expect_exit() {

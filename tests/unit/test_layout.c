@@ -420,6 +420,13 @@ static void test_thread_example_separates_lines(void **state)
 		    .pc = refs[i].pc, .count = 10 + (uint64_t)i, .tid = i < 3 ? 1 : 2};
 	}
 	assert_int_equal(layout_annotate(&p, samples, 6, LAYOUT_ADJUST_THESIS), 0);
+	/* every access is to one object: its lines are what the threads share */
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(layout_struct_add_object_access(s, 0x1000, refs[i].field_index,
+								 samples[i].tid, samples[i].count,
+								 true),
+				 0);
+	layout_struct_objects_finish(s);
 	layout_params_default(&params);
 	assert_int_equal(layout_suggest(s, &params, &sg), 0);
 	assert_int_equal(sg.algorithm, LAYOUT_ALGO_THREADS);
@@ -458,6 +465,10 @@ static void test_false_sharing_pair_in_miss_order_goes_to_threads(void **state)
 
 	(void)state;
 	assert_int_equal(layout_annotate(&p, samples, 2, LAYOUT_ADJUST_THESIS), 0);
+	/* both threads write their field of the same object */
+	assert_int_equal(layout_struct_add_object_access(s, 0x2000, 0, 1, 400, true), 0);
+	assert_int_equal(layout_struct_add_object_access(s, 0x2000, 1, 2, 300, true), 0);
+	layout_struct_objects_finish(s);
 	layout_params_default(&params);
 	assert_int_equal(layout_suggest(s, &params, &sg), 0);
 	assert_int_equal(sg.algorithm, LAYOUT_ALGO_THREADS);
@@ -466,6 +477,103 @@ static void test_false_sharing_pair_in_miss_order_goes_to_threads(void **state)
 	assert_int_equal(sg.benefit, 300);
 	assert_string_equal(s->fields[sg.order[1]].name, "misses");
 	assert_int_equal(sg.offsets[1], 64);
+	layout_suggestion_clear(&sg);
+	layout_struct_free(s);
+}
+
+/*
+ * Issue 17 B1: two threads writing the same fields of *different* objects
+ * share no line. F must not pad the struct for them: sharing is judged per
+ * object, so their sharing weight is 0 and the layout is kept; the same
+ * counts on one object are sharing, and F separates them.
+ */
+static void test_sharing_is_judged_per_object(void **state)
+{
+	static const struct field_spec f[] = {{"long", "hits", NULL, 8, 8},
+					      {"long", "misses", NULL, 8, 8},
+					      {"char", "name", "[48]", 48, 1}};
+	struct layout_struct *s = build("counters", f, 3);
+	uint64_t counts[3] = {400, 300, 0};
+	struct layout_params params;
+	struct layout_suggestion sg;
+	struct layout_false_sharing pair;
+	uint32_t identity[3] = {0, 1, 2};
+
+	(void)state;
+	annotate_counts(s, counts);
+	s->fields[0].n_threads = s->fields[1].n_threads = 1;
+	s->fields[0].threads[0] = (struct layout_thread_weight){1, 400, 400};
+	s->fields[1].threads[0] = (struct layout_thread_weight){2, 300, 300};
+	/* thread 1 writes hits of the objects at 0x1000 and 0x1100, thread 2 misses of 0x2000 */
+	assert_int_equal(layout_struct_add_object_access(s, 0x1000, 0, 1, 200, true), 0);
+	assert_int_equal(layout_struct_add_object_access(s, 0x1100, 0, 1, 200, true), 0);
+	assert_int_equal(layout_struct_add_object_access(s, 0x2000, 1, 2, 300, true), 0);
+	layout_struct_objects_finish(s);
+	layout_params_default(&params);
+	assert_int_equal(layout_suggest(s, &params, &sg), 0);
+	assert_int_equal(sg.sharing_before, 0);
+	assert_int_not_equal(sg.algorithm, LAYOUT_ALGO_THREADS);
+	assert_int_equal(sg.size, s->size);
+	assert_true(sg.threads_considered);
+	assert_int_equal(sg.threads_avoided, 0);
+	assert_int_equal(layout_find_false_sharing(s, identity, NULL, &pair, 1), 0);
+	layout_suggestion_clear(&sg);
+
+	/* thread 2 also writes misses of 0x1000: 100 samples of sharing on that object */
+	assert_int_equal(layout_struct_add_object_access(s, 0x1000, 1, 2, 100, true), 0);
+	layout_struct_objects_finish(s);
+	assert_int_equal(layout_suggest(s, &params, &sg), 0);
+	assert_int_equal(sg.sharing_before, 100);
+	assert_int_equal(sg.algorithm, LAYOUT_ALGO_THREADS);
+	assert_int_equal(sg.sharing_after, 0);
+	assert_int_equal(layout_find_false_sharing(s, identity, NULL, &pair, 1), 2);
+	assert_int_equal(pair.weight, 100);
+	assert_int_equal(pair.objects, 1);
+	layout_suggestion_clear(&sg);
+
+	/* read-only on both sides: no line bounces, no sharing */
+	for (size_t i = 0; i < s->n_objects; i++)
+		s->objects[i].writes = 0;
+	assert_int_equal(layout_sharing_weight(s, identity, NULL), 0);
+	layout_struct_free(s);
+}
+
+/*
+ * Issue 17 B3: a reorder is suggested only for a benefit above its noise,
+ * and one that grows the struct only when the modelled misses drop.
+ * `int a; int b; long c;` (16 bytes) with b hot, c warm: D's order b, c, a
+ * takes 24 bytes and leaves the one line as hot as before.
+ */
+static void test_no_growth_without_benefit(void **state)
+{
+	static const struct field_spec f[] = {
+	    {"int", "a", NULL, 4, 4}, {"int", "b", NULL, 4, 4}, {"long", "c", NULL, 8, 8}};
+	struct layout_struct *s = build("small", f, 3);
+	uint64_t grow[3] = {0, 10, 5}, noise[3] = {0, 3, 1};
+	struct layout_params params;
+	struct layout_suggestion sg;
+
+	(void)state;
+	layout_params_default(&params);
+	annotate_counts(s, grow);
+	assert_int_equal(layout_suggest(s, &params, &sg), 0);
+	assert_int_equal(sg.algorithm, LAYOUT_ALGO_ORIGINAL);
+	assert_int_equal(sg.keep, LAYOUT_KEEP_WOULD_GROW);
+	assert_int_equal(sg.rejected_size, 24);
+	assert_int_equal(sg.size, 16);
+	assert_int_equal(sg.benefit, 0);
+	for (size_t k = 0; k < 3; k++)
+		assert_int_equal(sg.order[k], k);
+	layout_suggestion_clear(&sg);
+
+	/* E = 1 sample: below 2·√1, nothing is worth moving */
+	layout_struct_free(s);
+	s = build("small", f, 3);
+	annotate_counts(s, noise);
+	assert_int_equal(layout_suggest(s, &params, &sg), 0);
+	assert_int_equal(sg.algorithm, LAYOUT_ALGO_ORIGINAL);
+	assert_int_equal(sg.keep, LAYOUT_KEEP_BELOW_NOISE);
+	assert_int_equal(sg.rejected_saved, 1);
 	layout_suggestion_clear(&sg);
 	layout_struct_free(s);
 }
@@ -515,6 +623,8 @@ int main(void)
 	    cmocka_unit_test(test_constraints_flexible_and_pinned),
 	    cmocka_unit_test(test_thread_example_separates_lines),
 	    cmocka_unit_test(test_false_sharing_pair_in_miss_order_goes_to_threads),
+	    cmocka_unit_test(test_sharing_is_judged_per_object),
+	    cmocka_unit_test(test_no_growth_without_benefit),
 	    cmocka_unit_test(test_rank_and_threshold),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
