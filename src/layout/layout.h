@@ -312,9 +312,10 @@ struct layout_suggestion {
 	/* F as considered: per-object sharing avoided (0: none, or no data addresses) */
 	bool threads_considered;
 	uint64_t threads_avoided;
-	uint32_t *order;   /* n_fields field indexes */
-	bool *line_start;  /* per field index: starts a fresh line (F) */
-	uint32_t *offsets; /* per position, as layout_place */
+	uint64_t threads_rise; /* ... and the rise of the modelled misses its lines cost */
+	uint32_t *order;       /* n_fields field indexes */
+	bool *line_start;      /* per field index: starts a fresh line (F) */
+	uint32_t *offsets;     /* per position, as layout_place */
 	uint32_t size;
 	uint64_t saved;		  /* E on the suggested layout, raw samples */
 	uint64_t original_saved;  /* E on the original layout */

@@ -201,9 +201,12 @@ static void print_kept(FILE *f, const struct layout_suggestion *sg, const struct
 		break;
 	}
 	if (sg->threads_considered)
-		fprintf(f, "; grouping by threads avoids %" PRIu64 " %s of sharing per object%s",
+		fprintf(f,
+			"; grouping by threads avoids %" PRIu64
+			" %s of sharing per object%s and raises the modelled %s by %" PRIu64,
 			sg->threads_avoided, u->count,
-			sg->s->n_objects ? "" : " (the record has no data addresses for it)");
+			sg->s->n_objects ? "" : " (the record has no data addresses for it)",
+			u->count, sg->threads_rise);
 	fprintf(f, " */\n");
 }
 
@@ -376,6 +379,8 @@ static void write_suggestion_json(struct report_json *j, const struct layout_sug
 	report_json_kv_integer(j, "modelled_after", (long long)sg->modelled_after);
 	report_json_kv_integer(j, "sharing_before", (long long)sg->sharing_before);
 	report_json_kv_integer(j, "sharing_after", (long long)sg->sharing_after);
+	report_json_kv_integer(j, "threads_sharing_avoided", (long long)sg->threads_avoided);
+	report_json_kv_integer(j, "threads_modelled_rise", (long long)sg->threads_rise);
 	report_json_kv_integer(j, "size", sg->size);
 	report_json_key(j, "order");
 	report_json_array_begin(j);

@@ -599,8 +599,12 @@ static void choose_by_misses(const struct layout_struct *s, const struct layout_
 
 /*
  * F under G's rules: its padding is paid for only by the cross-thread
- * sharing it avoids, judged per object; that must be above its noise,
- * and F's benefit (spec §2.7F step 5: avoided + E) above D's.
+ * sharing it avoids, judged per object. Each unit of sharing weight is a
+ * round trip of the line between two threads, a miss in each; spreading
+ * fields over lines costs the rise of the modelled misses (fields that
+ * missed together now miss apart). F is chosen only when the misses it
+ * avoids exceed that cost by more than their noise, and its benefit (spec
+ * §2.7F step 5: avoided + E) exceeds D's.
  */
 static void choose_by_threads(const struct layout_struct *s, const struct layout_params *params,
 			      const uint32_t *order, const bool *lines,
@@ -609,11 +613,16 @@ static void choose_by_threads(const struct layout_struct *s, const struct layout
 	size_t n = s->n_fields;
 	uint64_t after = layout_sharing_weight(s, order, lines), noise;
 	uint64_t avoided = out->sharing_before > after ? out->sharing_before - after : 0;
+	uint64_t modelled = layout_modelled_misses(s, order, lines);
+	uint64_t rise = modelled > out->modelled_before ? modelled - out->modelled_before : 0;
 	uint64_t benefit = avoided + layout_estimate_saved(s, order, lines);
+	uint64_t gain = 2 * avoided > rise ? 2 * avoided - rise : 0;
 
 	out->threads_considered = true;
 	out->threads_avoided = avoided;
-	if (!above_noise(avoided, avoided, params->sigmas, &noise) || benefit <= out->benefit)
+	out->threads_rise = rise;
+	if (!above_noise(gain, 2 * avoided + rise, params->sigmas, &noise) ||
+	    benefit <= out->benefit)
 		return;
 	memcpy(out->order, order, n * sizeof(*order));
 	memcpy(out->line_start, lines, n * sizeof(*lines));

@@ -519,16 +519,28 @@ static void test_sharing_is_judged_per_object(void **state)
 	assert_int_equal(layout_find_false_sharing(s, identity, NULL, &pair, 1), 0);
 	layout_suggestion_clear(&sg);
 
-	/* thread 2 also writes misses of 0x1000: 100 samples of sharing on that object */
-	assert_int_equal(layout_struct_add_object_access(s, 0x1000, 1, 2, 100, true), 0);
+	/*
+	 * thread 2 also writes misses of 0x1000: 200 round trips of its line,
+	 * 400 misses avoided, for a rise of the modelled misses from 400
+	 * (one line) to 700 (hits and misses apart)
+	 */
+	assert_int_equal(layout_struct_add_object_access(s, 0x1000, 1, 2, 250, true), 0);
 	layout_struct_objects_finish(s);
 	assert_int_equal(layout_suggest(s, &params, &sg), 0);
-	assert_int_equal(sg.sharing_before, 100);
+	assert_int_equal(sg.sharing_before, 200);
+	assert_int_equal(sg.threads_rise, 300);
 	assert_int_equal(sg.algorithm, LAYOUT_ALGO_THREADS);
 	assert_int_equal(sg.sharing_after, 0);
 	assert_int_equal(layout_find_false_sharing(s, identity, NULL, &pair, 1), 2);
-	assert_int_equal(pair.weight, 100);
+	assert_int_equal(pair.weight, 200);
 	assert_int_equal(pair.objects, 1);
+	layout_suggestion_clear(&sg);
+
+	/* 100 round trips would not pay for the 300 misses more that spreading costs */
+	s->objects[1].weight = s->objects[1].writes = 100;
+	assert_int_equal(layout_suggest(s, &params, &sg), 0);
+	assert_int_equal(sg.threads_avoided, 100);
+	assert_int_not_equal(sg.algorithm, LAYOUT_ALGO_THREADS);
 	layout_suggestion_clear(&sg);
 
 	/* read-only on both sides: no line bounces, no sharing */
