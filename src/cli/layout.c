@@ -50,6 +50,7 @@ struct layout_options {
 	struct layout_params params;
 	bool json, force;
 	const char *html;
+	const char *constraints;
 	const char *record;
 };
 
@@ -88,6 +89,9 @@ static int parse_layout_options(struct layout_options *o, int argc, char **argv)
 	    CLI_FLAG(0, "pack", &o->params.pack_holes,
 		     "fill holes with fields that have no samples (as pahole\n"
 		     "--reorganize), when that grows neither size nor misses"),
+	    CLI_STRING(0, "constraints", &o->constraints, "FILE",
+		       "ABI constraints: structs to keep, fields fixed at their\n"
+		       "offset or first/last (doc/formats/layout-constraints.md)"),
 	    CLI_FLAG(0, "json", &o->json, "one JSON document instead of text"),
 	    CLI_STRING(0, "html", &o->html, "FILE",
 		       "also write a self-contained HTML heat map of each struct\n"
@@ -198,6 +202,24 @@ static int write_html(const struct layout_options *o, const struct layout_record
 	return rc;
 }
 
+/* The user's constraint file on rec's structs; 0, or -1 after saying why. */
+static int read_constraints(const char *path, struct layout_record *rec)
+{
+	char err[600];
+	FILE *f = fopen(path, "r");
+	int rc;
+
+	if (!f) {
+		fprintf(stderr, "lever layout report: %s: %m\n", path);
+		return -1;
+	}
+	rc = layout_constraints_read(f, path, &rec->program, stderr, err, sizeof(err));
+	fclose(f);
+	if (rc)
+		fprintf(stderr, "lever layout report: %s\n", err);
+	return rc;
+}
+
 static int layout_report(struct layout_options *o)
 {
 	struct layout_record rec;
@@ -224,8 +246,12 @@ static int layout_report(struct layout_options *o)
 		return 1;
 	}
 	if (layout_annotate(&rec.program, rec.samples, rec.n_samples, adjust_modes[o->adjust]) ||
-	    layout_record_objects(&rec)) {
+	    layout_record_objects(&rec) || layout_mark_shared_structs(&rec)) {
 		fprintf(stderr, "lever layout report: out of memory\n");
+		layout_record_free(&rec);
+		return 1;
+	}
+	if (o->constraints && read_constraints(o->constraints, &rec)) {
 		layout_record_free(&rec);
 		return 1;
 	}

@@ -46,8 +46,9 @@ struct layout_field {
 	uint32_t offset;    /* in the original layout */
 	uint32_t size;	    /* 0 for a flexible array member */
 	uint32_t align;
-	bool flexible; /* flexible array member: stays last (ABI, spec §5.6) */
-	bool pinned;   /* the user fixes its position (spec §8.7 `T::fixed(f)`) */
+	bool flexible;	/* flexible array member: stays last (ABI, spec §5.6) */
+	bool pinned;	/* the user fixes its position (spec §8.7 `T::fixed(f)`) */
+	bool at_offset; /* ... and its offset (constraint file `fixed`): checked after placing */
 
 	/* statistics, filled by layout_annotate() */
 	uint64_t raw;	  /* samples at references to this field (Algorithm 2) */
@@ -88,6 +89,11 @@ struct layout_struct {
 	size_t n_patterns;
 	struct layout_pattern *patterns;
 	uint64_t total_raw; /* samples attributed to the struct */
+	/*
+	 * Why the struct must keep its layout (ABI: another binary's code uses
+	 * it, or the user's constraint file says so); NULL: it may be reordered.
+	 */
+	char *frozen;
 	/* per-object accesses, sorted by (object, field, tid) by layout_struct_objects_finish */
 	size_t n_objects, objects_cap;
 	struct layout_object_access *objects;
@@ -299,6 +305,8 @@ enum layout_keep_reason {
 	LAYOUT_KEEP_NO_MOVE,	 /* D leaves every field where it is, F has no per-object sharing */
 	LAYOUT_KEEP_BELOW_NOISE, /* D's benefit is not above its noise (params->sigmas) */
 	LAYOUT_KEEP_WOULD_GROW,	 /* D grows the struct and the modelled misses do not drop */
+	LAYOUT_KEEP_FROZEN,	 /* s->frozen: ABI or the user's constraints */
+	LAYOUT_KEEP_MOVES_FIXED, /* D would move a field whose offset is fixed */
 };
 
 struct layout_suggestion {
@@ -308,7 +316,8 @@ struct layout_suggestion {
 	/* D's order as considered, when G kept the original (for the reason's numbers) */
 	uint32_t rejected_size;
 	uint64_t rejected_saved, rejected_modelled;
-	uint64_t noise; /* the noise floor the rejected benefit had to exceed */
+	uint64_t noise;	      /* the noise floor the rejected benefit had to exceed */
+	uint32_t moved_field; /* LAYOUT_KEEP_MOVES_FIXED: the fixed field D would move */
 	/* F as considered: per-object sharing avoided (0: none, or no data addresses) */
 	bool threads_considered;
 	uint64_t threads_avoided;
@@ -366,6 +375,21 @@ struct layout_false_sharing {
 size_t layout_find_false_sharing(const struct layout_struct *s, const uint32_t *order,
 				 const bool *line_start, struct layout_false_sharing *out,
 				 size_t max);
+
+/*
+ * ABI constraints (spec §5.6, §7 "user constraint file"; issue 17).
+ * layout_mark_shared_structs freezes every struct that the code of another
+ * binary of the record (a `module`: a shared object the program links)
+ * references: its layout is that binary's ABI too. Then
+ * layout_constraints_read applies a constraint file
+ * (doc/formats/layout-constraints.md): `keep` freezes a struct, `reorder`
+ * unfreezes a shared one, `fixed` keeps a field at its offset, `first` and
+ * `last` keep a field first or last. A struct the record does not have is
+ * noted on `notes` (may be NULL) and skipped. -1 with "FILE:LINE: why" in err.
+ */
+int layout_mark_shared_structs(struct layout_record *rec);
+int layout_constraints_read(FILE *f, const char *name, struct layout_program *p, FILE *notes,
+			    char *err, size_t err_size);
 
 /* G for one struct: fills *out (free with layout_suggestion_clear). -1 on ENOMEM. */
 int layout_suggest(const struct layout_struct *s, const struct layout_params *params,

@@ -130,6 +130,7 @@ void layout_struct_free(struct layout_struct *s)
 		free(s->patterns[i].bits);
 	free(s->patterns);
 	free(s->objects);
+	free(s->frozen);
 	free(s->fields);
 	free(s->name);
 	free(s);

@@ -194,6 +194,19 @@ static void print_kept(FILE *f, const struct layout_suggestion *sg, const struct
 			sg->s->size, sg->rejected_size, u->count, sg->modelled_before,
 			sg->rejected_modelled, sg->noise);
 		break;
+	case LAYOUT_KEEP_FROZEN:
+		fprintf(f, "%s", sg->s->frozen);
+		if (sg->rejected_saved)
+			fprintf(f, " (a reorder would save %" PRIu64 " %s)", sg->rejected_saved,
+				u->count);
+		fprintf(f, " */\n");
+		return;
+	case LAYOUT_KEEP_MOVES_FIXED:
+		fprintf(f,
+			"reordering by misses would move %s, fixed at offset %" PRIu32
+			" by the constraints",
+			sg->s->fields[sg->moved_field].name, sg->s->fields[sg->moved_field].offset);
+		break;
 	case LAYOUT_KEEP_NO_MOVE:
 	case LAYOUT_KEEP_NOTHING:
 		fprintf(f, "it is already in miss order (estimate E %" PRIu64 " %s)", sg->saved,
@@ -324,6 +337,7 @@ static void write_field_json(struct report_json *j, const struct layout_field *f
 	report_json_kv_integer(j, "align", f->align);
 	report_json_kv_bool(j, "flexible", f->flexible);
 	report_json_kv_bool(j, "pinned", f->pinned);
+	report_json_kv_bool(j, "at_offset", f->at_offset);
 	report_json_kv_integer(j, "raw", (long long)f->raw);
 	report_json_kv_integer(j, "adj", (long long)f->adj);
 	report_json_key(j, "threads");
@@ -348,6 +362,10 @@ static const char *keep_reason_name(enum layout_keep_reason r)
 		return "below-noise";
 	case LAYOUT_KEEP_WOULD_GROW:
 		return "would-grow";
+	case LAYOUT_KEEP_FROZEN:
+		return "abi";
+	case LAYOUT_KEEP_MOVES_FIXED:
+		return "moves-fixed";
 	case LAYOUT_KEEP_NOTHING:
 		break;
 	}
@@ -372,6 +390,11 @@ static void write_suggestion_json(struct report_json *j, const struct layout_sug
 	report_json_object_begin(j);
 	report_json_kv_string(j, "algorithm", algorithm_name(sg->algorithm));
 	report_json_kv_string(j, "kept_because", keep_reason_name(sg->keep));
+	report_json_key(j, "frozen");
+	if (s->frozen)
+		report_json_string(j, s->frozen);
+	else
+		report_json_null(j);
 	report_json_kv_integer(j, "benefit", (long long)sg->benefit);
 	report_json_kv_integer(j, "saved", (long long)sg->saved);
 	report_json_kv_integer(j, "original_saved", (long long)sg->original_saved);

@@ -560,6 +560,18 @@ static bool above_noise(uint64_t gain, uint64_t counts, double sigmas, uint64_t 
 	return gain > 0 && (double)gain > floor;
 }
 
+/* Does the layout move a field whose offset the constraints fix? Which one, in *field. */
+static bool moves_fixed_field(const struct layout_struct *s, const uint32_t *order,
+			      const uint32_t *offsets, uint32_t *field)
+{
+	for (size_t k = 0; k < s->n_fields; k++)
+		if (s->fields[order[k]].at_offset && offsets[k] != s->fields[order[k]].offset) {
+			*field = order[k];
+			return true;
+		}
+	return false;
+}
+
 /*
  * D under G's rules: kept only for a benefit above its noise, and, when
  * it grows the struct, for a drop of the modelled misses above theirs.
@@ -583,6 +595,10 @@ static void choose_by_misses(const struct layout_struct *s, const struct layout_
 	out->rejected_size = size;
 	out->rejected_saved = saved;
 	out->rejected_modelled = modelled;
+	if (moves_fixed_field(s, out->order, out->offsets, &out->moved_field)) {
+		out->keep = LAYOUT_KEEP_MOVES_FIXED;
+		return;
+	}
 	if (!above_noise(saved, saved, params->sigmas, &out->noise)) {
 		out->keep = LAYOUT_KEEP_BELOW_NOISE;
 		return;
@@ -621,6 +637,18 @@ static void choose_by_threads(const struct layout_struct *s, const struct layout
 	out->threads_considered = true;
 	out->threads_avoided = avoided;
 	out->threads_rise = rise;
+	{
+		uint32_t *offsets = malloc((n ? n : 1) * sizeof(*offsets)), moved;
+		bool moves = !offsets;
+
+		if (offsets) {
+			layout_place(s, order, lines, offsets);
+			moves = moves_fixed_field(s, order, offsets, &moved);
+		}
+		free(offsets);
+		if (moves)
+			return;
+	}
 	if (!above_noise(gain, 2 * avoided + rise, params->sigmas, &noise) ||
 	    benefit <= out->benefit)
 		return;
@@ -664,6 +692,13 @@ int layout_suggest(const struct layout_struct *s, const struct layout_params *pa
 	if (layout_order_by_threads(s, params, thread_order, thread_lines) &&
 	    !is_identity(thread_order, thread_lines, n))
 		choose_by_threads(s, params, thread_order, thread_lines, out);
+	/* ABI: reported with what it would save, never reordered */
+	if (s->frozen) {
+		out->rejected_saved = out->algorithm != LAYOUT_ALGO_ORIGINAL ? out->benefit : 0;
+		out->algorithm = LAYOUT_ALGO_ORIGINAL;
+		out->keep = LAYOUT_KEEP_FROZEN;
+		out->benefit = 0;
+	}
 	/* kept: the printed layout and every "after" figure are the original's */
 	if (out->algorithm == LAYOUT_ALGO_ORIGINAL) {
 		memcpy(out->order, identity, n * sizeof(*identity));

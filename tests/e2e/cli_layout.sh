@@ -129,6 +129,45 @@ sg = d["structs"][0]["suggestion"]
 assert sg["algorithm"] == "original" and sg["kept_because"] == "no-move" and sg["size"] == 64, sg
 PY
 
+# ABI constraints (issue 17): foo is kept by the constraint file, with its
+# reason and what a reorder would save; lock is used by a shared object's
+# code (a `module` part), so it keeps its layout without being told.
+printf '%s\n' 'lever-layout-record	2' 'program	/opt/prog	00aa' 'source	clock	cpu-clock' \
+	'struct	foo' 'field	a	long long	-	0	8	8' 'field	b	struct bar *	-	8	8	8' \
+	'field	c	uint64_t	-	16	8	8' 'field	d	int	-	24	4	4' \
+	'struct	lock' 'field	owner	int	-	0	4	4' 'field	count	int	-	4	4	4' \
+	'field	kind	int	-	8	4	4' \
+	'ref	0x401000	foo	a	r' 'ref	0x401010	foo	b	r' 'ref	0x401020	foo	c	r' \
+	'ref	0x401030	foo	d	w' 'ref	0x401040	lock	kind	r' \
+	'sample	0x401000	111	1' 'sample	0x401010	15	1' 'sample	0x401020	19	1' \
+	'sample	0x401030	128	1' 'sample	0x401040	300	1' \
+	'module	/lib/libpthread-like.so	-' 'ref	0x2000	lock	owner	w' 'sample	0x2000	20	1' \
+	>"$tmp/abi.record"
+printf '%s\n' 'lever-layout-constraints 1' '# foo goes to disk as it is' \
+	'keep foo on-disk header of v1 files' 'fixed absent x' >"$tmp/abi.constraints"
+"$lever" layout report --constraints "$tmp/abi.constraints" "$tmp/abi.record" >"$tmp/abi.txt" 2>"$tmp/abi.err" ||
+	fail "--constraints: exit $?: $(cat "$tmp/abi.err")"
+grep -q '^/\* foo: keep the current layout: .*abi.constraints:3 says so: on-disk header of v1 files (a reorder would save 145 samples) \*/$' "$tmp/abi.txt" ||
+	fail "foo not kept by the constraint file: $(grep 'foo' "$tmp/abi.txt")"
+grep -q '^/\* lock: keep the current layout: the code of /lib/libpthread-like.so uses it' "$tmp/abi.txt" ||
+	fail "lock, used by a shared object, not kept: $(grep 'lock' "$tmp/abi.txt")"
+grep -q '^In struct' "$tmp/abi.txt" && fail "a kept struct was ranked"
+grep -q 'abi.constraints:4: struct absent is not in the record: constraint skipped' "$tmp/abi.err" ||
+	fail "no note for a struct the record does not have"
+"$lever" layout report "$tmp/abi.record" >"$tmp/abi2.txt" || fail "abi.record without constraints"
+grep -q '^In struct foo you will save 145 samples' "$tmp/abi2.txt" || fail "foo not suggested without constraints"
+printf '%s\n' 'lever-layout-constraints 1' 'reorder lock' 'first foo a' >"$tmp/abi2.constraints"
+"$lever" layout report --constraints "$tmp/abi2.constraints" "$tmp/abi.record" >"$tmp/abi3.txt" ||
+	fail "reorder/first: exit $?"
+grep -q 'lock: keep' "$tmp/abi3.txt" && fail "reorder lock did not lift the freeze"
+grep -q '^/\* foo, suggested by misses' "$tmp/abi3.txt" && sed -n '/^\/\* foo, suggested/,/^};/p' "$tmp/abi3.txt" |
+	sed -n 2,3p | grep -q 'long long  *a;' || fail "first foo a: a is not first"
+printf 'lever-layout-constraints 1\nfirst foo d\n' >"$tmp/bad.constraints"
+"$lever" layout report --constraints "$tmp/bad.constraints" "$tmp/abi.record" >/dev/null 2>"$tmp/e.txt"
+[ $? = 1 ] || fail "a bad constraint file did not exit 1"
+grep -q 'bad.constraints:2: d is not where the constraint keeps it' "$tmp/e.txt" ||
+	fail "bad constraint file: $(cat "$tmp/e.txt")"
+
 # Errors: a usage error exits 2, a bad record 1 with file:line.
 expect_exit() {
 	local want=$1 pattern=$2

@@ -590,6 +590,154 @@ static void test_no_growth_without_benefit(void **state)
 	layout_struct_free(s);
 }
 
+/* Apply constraint text to a program of one struct; returns the reader's result. */
+static int constrain(struct layout_struct *s, const char *text, char *err, size_t err_size)
+{
+	struct layout_program p = {.n_structs = 1, .structs = &s};
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	int rc;
+
+	assert_non_null(f);
+	rc = layout_constraints_read(f, "c.txt", &p, NULL, err, err_size);
+	fclose(f);
+	return rc;
+}
+
+#define CONSTRAINTS_HEAD "lever-layout-constraints 1\n"
+
+/*
+ * Issue 17 ABI constraints: a `keep` struct is reported but never
+ * reordered, with the file's reason; `fixed` keeps a field's offset (D's
+ * order that would move it is refused), `first`/`last` keep a field where
+ * it is; bad files give FILE:LINE errors.
+ */
+static void test_constraint_file(void **state)
+{
+	uint64_t counts[4] = {111, 15, 19, 128};
+	struct layout_struct *s = build("foo", table_3_2, 4);
+	struct layout_params params;
+	struct layout_suggestion sg;
+	char err[256];
+
+	(void)state;
+	annotate_counts(s, counts);
+	layout_params_default(&params);
+	assert_int_equal(constrain(s,
+				   CONSTRAINTS_HEAD "# on-disk header\n\n"
+						    "keep foo written to disk by v1 tools\n"
+						    "keep absent\n",
+				   err, sizeof(err)),
+			 0);
+	assert_string_equal(s->frozen, "c.txt:4 says so: written to disk by v1 tools");
+	assert_int_equal(layout_suggest(s, &params, &sg), 0);
+	assert_int_equal(sg.algorithm, LAYOUT_ALGO_ORIGINAL);
+	assert_int_equal(sg.keep, LAYOUT_KEEP_FROZEN);
+	assert_int_equal(sg.benefit, 0);
+	assert_int_equal(sg.rejected_saved, 145); /* what it would have saved, reported */
+	assert_int_equal(sg.size, 32);
+	layout_suggestion_clear(&sg);
+	assert_int_equal(constrain(s, CONSTRAINTS_HEAD "reorder foo\n", err, sizeof(err)), 0);
+	assert_null(s->frozen);
+
+	/* b fixed at 8: D goes around it (d b a c), b stays at 8 */
+	assert_int_equal(constrain(s, CONSTRAINTS_HEAD "fixed foo b\n", err, sizeof(err)), 0);
+	assert_true(s->fields[1].pinned && s->fields[1].at_offset);
+	assert_int_equal(layout_suggest(s, &params, &sg), 0);
+	assert_int_equal(sg.algorithm, LAYOUT_ALGO_MISSES);
+	assert_int_equal(sg.order[1], 1);
+	assert_int_equal(sg.offsets[1], 8);
+	layout_suggestion_clear(&sg);
+
+	assert_int_equal(
+	    constrain(s, CONSTRAINTS_HEAD "first foo a\nlast foo d\n", err, sizeof(err)), 0);
+	assert_true(s->fields[0].pinned && s->fields[3].pinned);
+
+	assert_int_equal(constrain(s, CONSTRAINTS_HEAD "first foo c\n", err, sizeof(err)), -1);
+	assert_string_equal(err,
+			    "c.txt:2: c is not where the constraint keeps it: `first` and `last` "
+			    "keep a field where it is (first)");
+	assert_int_equal(constrain(s, CONSTRAINTS_HEAD "fixed foo zz\n", err, sizeof(err)), -1);
+	assert_string_equal(err, "c.txt:2: struct foo has no field zz");
+	assert_int_equal(constrain(s, CONSTRAINTS_HEAD "pin foo a\n", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "c.txt:2: unknown constraint 'pin'"));
+	assert_int_equal(constrain(s, CONSTRAINTS_HEAD "fixed foo\n", err, sizeof(err)), -1);
+	assert_string_equal(err, "c.txt:2: expected: fixed STRUCT FIELD");
+	assert_int_equal(constrain(s, "keep foo\n", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "c.txt:1: not a constraint file"));
+	assert_int_equal(constrain(s, "lever-layout-constraints 9\n", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "c.txt:1: version 9"));
+	assert_int_equal(constrain(s, "", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "c.txt:1: empty"));
+	layout_struct_free(s);
+}
+
+/*
+ * `fixed` keeps the offset, not only the position: `char x; int y; char z;
+ * long w` with z hot puts z and x before y, and w (pinned at position 3)
+ * would move from 16 to 8 — refused, and said why.
+ */
+static void test_fixed_offset_refuses_moving_it(void **state)
+{
+	static const struct field_spec f[] = {{"char", "x", NULL, 1, 1},
+					      {"int", "y", NULL, 4, 4},
+					      {"char", "z", NULL, 1, 1},
+					      {"long", "w", NULL, 8, 8}};
+	uint64_t counts[4] = {5, 0, 50, 0};
+	struct layout_struct *s = build("pad", f, 4);
+	struct layout_params params;
+	struct layout_suggestion sg;
+	char err[256];
+
+	(void)state;
+	annotate_counts(s, counts);
+	layout_params_default(&params);
+	assert_int_equal(layout_pin_field(s, "w"), 0); /* a record's `pinned`: position only */
+	assert_int_equal(layout_suggest(s, &params, &sg), 0);
+	assert_int_equal(sg.algorithm, LAYOUT_ALGO_MISSES);
+	assert_int_equal(sg.offsets[3], 8);
+	layout_suggestion_clear(&sg);
+	assert_int_equal(constrain(s, CONSTRAINTS_HEAD "fixed pad w\n", err, sizeof(err)), 0);
+	assert_int_equal(layout_suggest(s, &params, &sg), 0);
+	assert_int_equal(sg.algorithm, LAYOUT_ALGO_ORIGINAL);
+	assert_int_equal(sg.keep, LAYOUT_KEEP_MOVES_FIXED);
+	assert_int_equal(sg.moved_field, 3);
+	assert_int_equal(sg.offsets[3], 16);
+	layout_suggestion_clear(&sg);
+	layout_struct_free(s);
+}
+
+/* A struct the code of a shared object references keeps its layout: that library's ABI. */
+static void test_struct_shared_with_a_library(void **state)
+{
+	uint64_t counts[4] = {111, 15, 19, 128};
+	struct layout_struct *s = build("foo", table_3_2, 4);
+	struct layout_reference refs[2] = {{.pc = 0x10, .field_index = 0},
+					   {.pc = LAYOUT_MODULE_PC(1, 0x20), .field_index = 3}};
+	struct layout_module modules[2] = {{.path = "/bin/prog", .build_id = ""},
+					   {.path = "/lib/libfoo.so", .build_id = ""}};
+	struct layout_record rec = {.program = {.n_structs = 1, .structs = &s, .refs = refs},
+				    .modules = modules};
+	struct layout_params params;
+	struct layout_suggestion sg;
+
+	(void)state;
+	annotate_counts(s, counts);
+	rec.program.n_refs = 1; /* the program's code only */
+	rec.n_modules = 2;
+	assert_int_equal(layout_mark_shared_structs(&rec), 0);
+	assert_null(s->frozen);
+	rec.program.n_refs = 2;
+	assert_int_equal(layout_mark_shared_structs(&rec), 0);
+	assert_non_null(s->frozen);
+	assert_non_null(strstr(s->frozen, "the code of /lib/libfoo.so uses it"));
+	layout_params_default(&params);
+	assert_int_equal(layout_suggest(s, &params, &sg), 0);
+	assert_int_equal(sg.algorithm, LAYOUT_ALGO_ORIGINAL);
+	assert_int_equal(sg.keep, LAYOUT_KEEP_FROZEN);
+	layout_suggestion_clear(&sg);
+	layout_struct_free(s);
+}
+
 /* G: the ranked list, the cut-off, and no benefit for "leave it as is". */
 static void test_rank_and_threshold(void **state)
 {
@@ -637,6 +785,9 @@ int main(void)
 	    cmocka_unit_test(test_false_sharing_pair_in_miss_order_goes_to_threads),
 	    cmocka_unit_test(test_sharing_is_judged_per_object),
 	    cmocka_unit_test(test_no_growth_without_benefit),
+	    cmocka_unit_test(test_constraint_file),
+	    cmocka_unit_test(test_fixed_offset_refuses_moving_it),
+	    cmocka_unit_test(test_struct_shared_with_a_library),
 	    cmocka_unit_test(test_rank_and_threshold),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
