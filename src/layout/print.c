@@ -181,6 +181,12 @@ static void print_kept(FILE *f, const struct layout_suggestion *sg, const struct
 	fprintf(f, "/* %s: keep the current layout: ", name);
 	switch (sg->keep) {
 	case LAYOUT_KEEP_BELOW_NOISE:
+		if (!sg->rejected_saved) {
+			fprintf(
+			    f,
+			    "reordering by misses moves fields but saves nothing (estimate E 0)");
+			break;
+		}
 		fprintf(f,
 			"reordering by misses saves %" PRIu64 " %s (estimate E), not above its "
 			"noise (%" PRIu64 ")",

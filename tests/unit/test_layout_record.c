@@ -218,6 +218,57 @@ static void test_fuzz_never_crashes(void **state)
 	fuzz_reader(table_3_2, tokens, sizeof(tokens) / sizeof(tokens[0]), 17, annotate_and_print);
 }
 
+/*
+ * The constraint file (doc/formats/layout-constraints.md) fuzzed the same
+ * way on the Table 3.2 record: accepted constraints must analyse and print
+ * without harm, refused ones name the file and line.
+ */
+static void test_constraints_fuzz_never_crashes(void **state)
+{
+	static const char text[] = "lever-layout-constraints 1\n# c\nkeep foo why\nfixed foo b\n"
+				   "first foo a\nlast foo d\nreorder foo\n";
+	static const char *const tokens[] = {" ",     "\t",   "\n",	 "keep", "fixed",
+					     "first", "last", "reorder", "foo",	 "a",
+					     "b",     "d",    "#",	 "1"};
+	const struct fuzz_edits edits = {
+	    .tokens = tokens, .n_tokens = sizeof(tokens) / sizeof(tokens[0]), .insert_weight = 2};
+	char buf[4096];
+	struct rng r;
+	unsigned ok = 0, failed = 0;
+
+	(void)state;
+	rng_seed(&r, 23);
+	for (int round = 0; round < 2000; round++) {
+		size_t len = strlen(text);
+		struct layout_record rec;
+		char err[256];
+		FILE *f;
+
+		memcpy(buf, text, len);
+		for (uint64_t k = rng_below(&r, 4) + 1; k > 0; k--)
+			fuzz_edit(&r, &edits, buf, &len, sizeof(buf));
+		assert_int_equal(read_text(table_3_2, strlen(table_3_2), &rec, err, sizeof(err)),
+				 0);
+		assert_int_equal(
+		    layout_annotate(&rec.program, rec.samples, rec.n_samples, LAYOUT_ADJUST_THESIS),
+		    0);
+		f = len ? fmemopen(buf, len, "r") : fopen("/dev/null", "r");
+		assert_non_null(f);
+		if (layout_constraints_read(f, "c.txt", &rec.program, NULL, err, sizeof(err)) ==
+		    0) {
+			analyse_and_print(&rec);
+			ok++;
+		} else {
+			assert_non_null(strstr(err, "c.txt:"));
+			failed++;
+		}
+		fclose(f);
+		layout_record_free(&rec);
+	}
+	assert_true(ok > 0);
+	assert_true(failed > 0);
+}
+
 /* ------------------------------------------------------------ version 2 */
 
 static const char v2[] = "lever-layout-record\t2\n"
@@ -582,6 +633,7 @@ int main(void)
 	    cmocka_unit_test(test_read_and_analyse_table_3_2),
 	    cmocka_unit_test(test_errors_name_file_and_line),
 	    cmocka_unit_test(test_fuzz_never_crashes),
+	    cmocka_unit_test(test_constraints_fuzz_never_crashes),
 	    cmocka_unit_test(test_version_2_read_write_read),
 	    cmocka_unit_test(test_version_2_errors),
 	    cmocka_unit_test(test_merge),
