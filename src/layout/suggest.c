@@ -10,7 +10,10 @@
  *
  * ABI constraints (spec §5.6): a flexible array member stays last, and a
  * pinned field keeps its original position; every algorithm only orders
- * the remaining fields around them.
+ * the remaining fields around them. A field fixed at its offset (constraint
+ * file) refuses a layout that moves it; a frozen struct (another binary
+ * uses it, or the constraint file keeps it) is reported, never reordered
+ * (constraints.c).
  *
  * Sharing is judged per object (issue 17 B1): F's benefit and the
  * false-sharing pairs come from what threads did to the fields of one
@@ -572,6 +575,21 @@ static bool moves_fixed_field(const struct layout_struct *s, const uint32_t *ord
 	return false;
 }
 
+/* The same for an order not yet placed (F's); true when it cannot tell (ENOMEM). */
+static bool order_moves_fixed(const struct layout_struct *s, const uint32_t *order,
+			      const bool *lines)
+{
+	uint32_t *offsets = malloc((s->n_fields ? s->n_fields : 1) * sizeof(*offsets)), field;
+	bool moves = true;
+
+	if (offsets) {
+		layout_place(s, order, lines, offsets);
+		moves = moves_fixed_field(s, order, offsets, &field);
+	}
+	free(offsets);
+	return moves;
+}
+
 /*
  * D under G's rules: kept only for a benefit above its noise, and, when
  * it grows the struct, for a drop of the modelled misses above theirs.
@@ -637,20 +655,8 @@ static void choose_by_threads(const struct layout_struct *s, const struct layout
 	out->threads_considered = true;
 	out->threads_avoided = avoided;
 	out->threads_rise = rise;
-	{
-		uint32_t *offsets = malloc((n ? n : 1) * sizeof(*offsets)), moved;
-		bool moves = !offsets;
-
-		if (offsets) {
-			layout_place(s, order, lines, offsets);
-			moves = moves_fixed_field(s, order, offsets, &moved);
-		}
-		free(offsets);
-		if (moves)
-			return;
-	}
 	if (!above_noise(gain, 2 * avoided + rise, params->sigmas, &noise) ||
-	    benefit <= out->benefit)
+	    benefit <= out->benefit || order_moves_fixed(s, order, lines))
 		return;
 	memcpy(out->order, order, n * sizeof(*order));
 	memcpy(out->line_start, lines, n * sizeof(*lines));
