@@ -194,7 +194,7 @@ static int write_html(const struct layout_options *o, const struct layout_record
 		fprintf(stderr, "lever layout report: %s: %m\n", o->html);
 		return -1;
 	}
-	rc = layout_write_html(f, o->record, rec, sg, n);
+	rc = layout_write_html(f, o->record, rec, sg, n, &o->params);
 	if (f != stdout && fclose(f))
 		rc = -1;
 	if (rc)

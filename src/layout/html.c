@@ -117,6 +117,27 @@ static const char *algorithm_name(enum layout_algorithm a)
 					  : "unchanged";
 }
 
+/* "<p class="kept">keep the current layout: why</p>", escaped. */
+static int keep_reason(FILE *f, const struct layout_suggestion *sg, const struct layout_units *u)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+
+	if (!m)
+		return -1;
+	layout_print_keep_reason(m, sg, u);
+	if (fclose(m)) {
+		free(text);
+		return -1;
+	}
+	fprintf(f, "<p class=\"kept\">");
+	report_html_escape(f, text);
+	fprintf(f, ".</p>\n");
+	free(text);
+	return 0;
+}
+
 static int struct_section(FILE *f, const struct layout_suggestion *sg, const struct layout_units *u)
 {
 	const struct layout_struct *s = sg->s;
@@ -142,8 +163,11 @@ static int struct_section(FILE *f, const struct layout_suggestion *sg, const str
 		(unsigned long long)sg->benefit, u->count);
 	if (u->period > 1)
 		fprintf(f, " (about %.4g %s)", (double)sg->benefit * (double)u->period, u->scaled);
-	fprintf(f, "; modelled %s %llu → %llu.</p>\n<div class=\"pair\">\n", u->count,
+	fprintf(f, "; modelled %s %llu → %llu.</p>\n", u->count,
 		(unsigned long long)sg->modelled_before, (unsigned long long)sg->modelled_after);
+	if (sg->algorithm == LAYOUT_ALGO_ORIGINAL && keep_reason(f, sg, u))
+		return -1;
+	fprintf(f, "<div class=\"pair\">\n");
 	layout_table(f, "as it is", s, order, offsets, s->size, hottest);
 	layout_table(f, "suggested", s, sg->order, sg->offsets, sg->size, hottest);
 	fprintf(f, "</div></section>\n");
@@ -154,20 +178,33 @@ static int struct_section(FILE *f, const struct layout_suggestion *sg, const str
 
 /* Lines two threads touch, one writing, from the data addresses (sharing.c). */
 static void shared_lines_section(FILE *f, const struct layout_record *rec,
-				 const struct layout_units *u)
+				 const struct layout_units *u, const struct layout_params *params)
 {
-	struct layout_shared_line lines[20];
-	size_t n = layout_find_shared_lines(rec, lines, 20);
+	size_t all = layout_find_shared_lines(rec, NULL, 0), n = 0, left = 0;
+	struct layout_shared_line *lines = all ? calloc(all, sizeof(*lines)) : NULL;
+	uint64_t total = 0;
 
-	if (!n)
+	if (!lines)
 		return;
-	fprintf(f,
-		"<section class=\"shared\"><h2>Data lines shared between threads</h2>\n"
-		"<p>From the samples' data addresses: lines two threads touched, one of them "
-		"writing; <em>false</em> when no writer's bytes meet the other thread's.</p>\n"
-		"<table><tr><th>line</th><th>sharing</th><th>%s</th><th>threads: bytes "
-		"(field), %s, writes</th></tr>\n",
-		u->count, u->count);
+	layout_find_shared_lines(rec, lines, all);
+	for (size_t i = 0; i < rec->n_accesses; i++)
+		total += rec->accesses[i].count;
+	/* the significant ones first, in their order (issue 17 B2: the rule of the text report) */
+	for (size_t i = 0; i < all; i++) {
+		if (lines[i].sharing >= params->sharing_min_samples &&
+		    (double)lines[i].sharing >= params->sharing_min_share * (double)total)
+			lines[n++] = lines[i];
+		else
+			left++;
+	}
+	fprintf(f, "<section class=\"shared\"><h2>Data lines shared between threads</h2>\n"
+		   "<p>From the samples' data addresses: lines two threads touched, one of them "
+		   "writing; <em>false</em> when no writer's bytes meet the other thread's.</p>\n");
+	if (n)
+		fprintf(f,
+			"<table><tr><th>line</th><th>sharing</th><th>%s</th><th>threads: bytes "
+			"(field), %s, writes</th></tr>\n",
+			u->count, u->count);
 	for (size_t i = 0; i < n && i < 20; i++) {
 		const struct layout_shared_line *l = &lines[i];
 
@@ -194,16 +231,31 @@ static void shared_lines_section(FILE *f, const struct layout_record *rec,
 		}
 		fprintf(f, "</td></tr>\n");
 	}
-	fprintf(f, "</table>%s</section>\n", n > 20 ? "<p>(the 20 busiest shown)</p>" : "");
+	if (n)
+		fprintf(f, "</table>%s", n > 20 ? "<p>(the 20 busiest shown)</p>" : "");
+	if (left)
+		fprintf(f,
+			"<p>%zu shared line%s left out: their sharing is below %llu %s or %.3g%% "
+			"of the addressed %s.</p>",
+			left, left == 1 ? "" : "s", (unsigned long long)params->sharing_min_samples,
+			u->count, 100.0 * params->sharing_min_share, u->count);
+	fprintf(f, "</section>\n");
+	free(lines);
 }
 
 int layout_write_html(FILE *f, const char *title, const struct layout_record *rec,
-		      const struct layout_suggestion *sg, size_t n)
+		      const struct layout_suggestion *sg, size_t n,
+		      const struct layout_params *params)
 {
+	struct layout_params defaults;
 	uint64_t total = 0;
 	struct layout_units u;
 
 	layout_units_for(rec->source, rec->period, &u);
+	if (!params) {
+		layout_params_default(&defaults);
+		params = &defaults;
+	}
 	for (size_t i = 0; i < rec->n_samples; i++)
 		total += rec->samples[i].count;
 	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>"
@@ -237,7 +289,7 @@ int layout_write_html(FILE *f, const char *title, const struct layout_record *re
 			return -1;
 	if (!n)
 		fprintf(f, "<p>No struct has samples.</p>\n");
-	shared_lines_section(f, rec, &u);
+	shared_lines_section(f, rec, &u, params);
 	fputs(script, f);
 	fprintf(f, "</body>\n</html>\n");
 	return ferror(f) ? -1 : 0;

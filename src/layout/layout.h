@@ -418,6 +418,9 @@ void layout_units_for(const char *source, uint64_t period, struct layout_units *
 
 /* pahole-style layout of the original struct with counts per field. */
 void layout_print_annotated(FILE *f, const struct layout_struct *s, const struct layout_units *u);
+/* "keep the current layout: WHY" of a suggestion G kept (LAYOUT_ALGO_ORIGINAL), no newline. */
+void layout_print_keep_reason(FILE *f, const struct layout_suggestion *sg,
+			      const struct layout_units *u);
 /* The suggestion as a ready-to-paste C struct, or why the layout is kept. */
 void layout_print_suggestion(FILE *f, const struct layout_suggestion *sg,
 			     const struct layout_units *u);
@@ -653,9 +656,14 @@ void layout_print_shared_lines(FILE *f, const struct layout_record *rec, size_t 
 int layout_record_objects(struct layout_record *rec);
 
 /* ---- outputs of a record (html.c, pprof.c) */
-/* The heat map: per struct, fields by cache line coloured by samples, the suggestion beside. */
+/*
+ * The heat map: per struct, fields by cache line coloured by samples, the
+ * suggestion beside (or why the layout is kept); the shared data lines that
+ * pass params' significance rule (NULL: the defaults).
+ */
 int layout_write_html(FILE *f, const char *title, const struct layout_record *rec,
-		      const struct layout_suggestion *sg, size_t n);
+		      const struct layout_suggestion *sg, size_t n,
+		      const struct layout_params *params);
 /* Per-field samples as a gzipped pprof profile.proto; -1 with why. */
 int layout_write_pprof(FILE *f, const struct layout_record *rec, char *err, size_t err_size);
 /* ============================================================ end layout-record */

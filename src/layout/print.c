@@ -174,11 +174,13 @@ static const char *algorithm_name(enum layout_algorithm a)
 }
 
 /* Why G keeps the layout, with the numbers it decided on. */
-static void print_kept(FILE *f, const struct layout_suggestion *sg, const struct layout_units *u)
+void layout_print_keep_reason(FILE *f, const struct layout_suggestion *sg,
+			      const struct layout_units *u)
 {
-	const char *name = sg->s->name;
+	struct layout_units def;
 
-	fprintf(f, "/* %s: keep the current layout: ", name);
+	u = units_or_default(u, &def);
+	fprintf(f, "keep the current layout: ");
 	switch (sg->keep) {
 	case LAYOUT_KEEP_BELOW_NOISE:
 		if (!sg->rejected_saved) {
@@ -205,7 +207,6 @@ static void print_kept(FILE *f, const struct layout_suggestion *sg, const struct
 		if (sg->rejected_saved)
 			fprintf(f, " (a reorder would save %" PRIu64 " %s)", sg->rejected_saved,
 				u->count);
-		fprintf(f, " */\n");
 		return;
 	case LAYOUT_KEEP_MOVES_FIXED:
 		fprintf(f,
@@ -226,6 +227,13 @@ static void print_kept(FILE *f, const struct layout_suggestion *sg, const struct
 			sg->threads_avoided, u->count,
 			sg->s->n_objects ? "" : " (the record has no data addresses for it)",
 			u->count, sg->threads_rise);
+}
+
+/* Why G keeps the layout, with the numbers it decided on, as a C comment. */
+static void print_kept(FILE *f, const struct layout_suggestion *sg, const struct layout_units *u)
+{
+	fprintf(f, "/* %s: ", sg->s->name);
+	layout_print_keep_reason(f, sg, u);
 	fprintf(f, " */\n");
 }
 

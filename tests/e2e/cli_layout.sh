@@ -121,6 +121,13 @@ grep -i 'miss' "$tmp/item.txt" | grep -v 'miss order\|by misses' | grep -q . &&
 grep -q '^[^ ]*item.record: 900 samples (1 per 1000000 ns of CPU time)' "$tmp/item.txt" ||
 	fail "item: summary line: $(head -1 "$tmp/item.txt")"
 "$lever" layout report --json "$tmp/item.record" >"$tmp/item.json" || fail "item --json"
+"$lever" layout report --html "$tmp/item.html" "$tmp/item.record" >/dev/null || fail "item --html"
+grep -q '<p class="kept">keep the current layout: it is already in miss order' "$tmp/item.html" ||
+	fail "item: the heat map does not say why the layout is kept"
+grep -q '0x10000' "$tmp/item.html" && fail "item: the heat map lists a line with 1 sample of sharing"
+grep -q '1 shared line left out' "$tmp/item.html" || fail "item: the heat map does not count the line left out"
+grep -q '900 samples' "$tmp/item.html" && ! grep -qi 'misses' "$tmp/item.html" ||
+	fail "item: the heat map calls clock samples misses"
 python3 - "$tmp/item.json" <<'PY' || fail "item: JSON units or kept layout"
 import json, sys
 d = json.load(open(sys.argv[1]))

@@ -511,7 +511,7 @@ static void check_accepted_v2(struct layout_record *rec)
 	f = open_memstream(&out, &out_len);
 	assert_non_null(f);
 	assert_int_equal(layout_write_pprof(f, rec, err, sizeof(err)), 0);
-	assert_int_equal(layout_write_html(f, "t", rec, NULL, 0), 0);
+	assert_int_equal(layout_write_html(f, "t", rec, NULL, 0, NULL), 0);
 	assert_int_equal(layout_record_objects(rec), 0);
 	layout_params_default(&params);
 	layout_print_shared_lines(f, rec, 3, &params);
