@@ -31,8 +31,10 @@ static const char report_description[] =
     "the static table of which instruction touches which field, basic blocks and\n"
     "sampled miss counts per pc) and, per struct with samples:\n"
     "  - the layout as pahole prints it, with raw and block-adjusted samples per field\n"
-    "  - false sharing: fields on one line written by one thread, used by another\n"
-    "  - the suggested order as a C struct to paste, with its estimated saving\n"
+    "  - false sharing: fields of one object, on one line, written by one thread and\n"
+    "    used by another (judged from the data addresses; significant ones only)\n"
+    "  - the suggested order as a C struct to paste, with its estimated saving, or\n"
+    "    why the layout is kept (no benefit above noise, growth, ABI, constraints)\n"
     "then the structs ranked by saving (\"In struct S you will save N misses\").\n"
     "`lever layout refs BINARY` writes the structs, references and blocks of a\n"
     "record from a binary's DWARF and code (lever layout refs --help).\n";

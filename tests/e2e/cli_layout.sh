@@ -191,6 +191,14 @@ expect_exit 2 "no program given" layout record
 expect_exit 2 "is not a percentage 0..100" layout report --tolerance 150 "$tmp/r.record"
 expect_exit 2 "'50' is not a percentage above 50, up to 100" layout report --dominant 50 "$tmp/r.record"
 expect_exit 2 "'x' is not a count" layout report --threshold x "$tmp/r.record"
+expect_exit 2 "is not a number 0..10" layout report --sigmas 11 "$tmp/r.record"
+expect_exit 2 "is not a percentage 0..100" layout report --sharing-min-share 150 "$tmp/r.record"
+expect_exit 2 "is not a count" layout report --sharing-min-samples -1 "$tmp/r.record"
+expect_exit 1 "No such file" layout report --constraints "$tmp/missing.constraints" "$tmp/r.record"
+# --sharing-min-samples 0 --sharing-min-share 0 lists the 1-sample pairs of item
+"$lever" layout report --sharing-min-samples 0 --sharing-min-share 0 "$tmp/item.record" |
+	grep -q 'false sharing in item, cacheline 0: nkey written by thread 1, next used by thread 2 (1 samples in 1 object)' ||
+	fail "the significance options do not list the small pairs"
 expect_exit 2 "one RECORD file, please" layout report "$tmp/r.record" "$tmp/r.record"
 expect_exit 2 "unknown option '--frob'" layout report --frob "$tmp/r.record"
 expect_exit 2 "needs a value" layout report "$tmp/r.record" --adjust
