@@ -174,11 +174,11 @@ static bool line_is_significant(const struct layout_shared_line *l, uint64_t tot
 	       (double)l->sharing >= params->sharing_min_share * (double)total;
 }
 
-static void print_line(FILE *f, const struct layout_record *rec, const struct layout_shared_line *l)
+static void print_line(FILE *f, const struct layout_record *rec, const struct layout_shared_line *l,
+		       const char *unit)
 {
-	fprintf(
-	    f, "%s sharing of data line %#llx (%llu samples):", l->false_sharing ? "false" : "true",
-	    (unsigned long long)l->line, (unsigned long long)l->count);
+	fprintf(f, "%s sharing of data line %#llx (%llu %s):", l->false_sharing ? "false" : "true",
+		(unsigned long long)l->line, (unsigned long long)l->count, unit);
 	for (size_t k = 0; k < l->n_threads; k++) {
 		const struct layout_line_thread *t = &l->threads[k];
 
@@ -187,7 +187,7 @@ static void print_line(FILE *f, const struct layout_record *rec, const struct la
 		if (t->has_field)
 			fprintf(f, " (%s.%s)", rec->program.structs[t->struct_index]->name,
 				rec->program.structs[t->struct_index]->fields[t->field_index].name);
-		fprintf(f, ", %llu samples, %llu writes", (unsigned long long)t->count,
+		fprintf(f, ", %llu %s, %llu writes", (unsigned long long)t->count, unit,
 			(unsigned long long)t->writes);
 	}
 	fprintf(f, "\n");
@@ -199,9 +199,12 @@ void layout_print_shared_lines(FILE *f, const struct layout_record *rec, size_t 
 	size_t n = layout_find_shared_lines(rec, NULL, 0), shown = 0, below = 0;
 	struct layout_shared_line *lines = n ? calloc(n, sizeof(*lines)) : NULL;
 	uint64_t total = 0, below_samples = 0;
+	struct layout_units u;
 
 	if (!lines)
 		return;
+	/* counted in what the record's source measures (issue 17 B4) */
+	layout_units_for(rec->source, rec->period, &u);
 	layout_find_shared_lines(rec, lines, n);
 	for (size_t i = 0; i < rec->n_accesses; i++)
 		total += rec->accesses[i].count;
@@ -210,7 +213,7 @@ void layout_print_shared_lines(FILE *f, const struct layout_record *rec, size_t 
 			below++;
 			below_samples += lines[i].count;
 		} else if (shown < max) {
-			print_line(f, rec, &lines[i]);
+			print_line(f, rec, &lines[i], u.count);
 			shown++;
 		}
 	}
@@ -218,13 +221,13 @@ void layout_print_shared_lines(FILE *f, const struct layout_record *rec, size_t 
 		fprintf(f, "... %zu more shared lines\n", n - below - shown);
 	if (below)
 		fprintf(f,
-			"%zu shared line%s left out (%llu samples on them): their sharing (two "
-			"threads, one writing: the smaller count) is below %llu samples or %.3g%% "
-			"of the %llu addressed samples (--sharing-min-samples, "
+			"%zu shared line%s left out (%llu %s on them): their sharing (two "
+			"threads, one writing: the smaller count) is below %llu %s or %.3g%% "
+			"of the %llu addressed %s (--sharing-min-samples, "
 			"--sharing-min-share)\n",
-			below, below == 1 ? "" : "s", (unsigned long long)below_samples,
-			(unsigned long long)params->sharing_min_samples,
-			100.0 * params->sharing_min_share, (unsigned long long)total);
+			below, below == 1 ? "" : "s", (unsigned long long)below_samples, u.count,
+			(unsigned long long)params->sharing_min_samples, u.count,
+			100.0 * params->sharing_min_share, (unsigned long long)total, u.count);
 	free(lines);
 }
 

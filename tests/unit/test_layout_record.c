@@ -610,6 +610,16 @@ static void test_shared_lines_by_address(void **state)
 	assert_non_null(strstr(out, "... 1 more shared lines\n"));
 	assert_null(strstr(out, "left out"));
 	free(out);
+	/* issue 17 B4: an instr record's counts are the model's misses */
+	assert_null(rec.source);
+	rec.source = strdup("instr");
+	f = open_memstream(&out, &len);
+	layout_print_shared_lines(f, &rec, 1, &params);
+	fclose(f);
+	assert_non_null(strstr(out,
+			       "true sharing of data line 0x2040 (55 simulated misses): thread 1 "
+			       "bytes 0-7 (counters.hits), 5 simulated misses, 5 writes"));
+	free(out);
 
 	/* per object: 0x1000 holds hits (thread 1) and misses (thread 2), both written */
 	assert_int_equal(
