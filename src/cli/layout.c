@@ -31,8 +31,10 @@ static const char report_description[] =
     "the static table of which instruction touches which field, basic blocks and\n"
     "sampled miss counts per pc) and, per struct with samples:\n"
     "  - the layout as pahole prints it, with raw and block-adjusted samples per field\n"
-    "  - false sharing: fields on one line written by one thread, used by another\n"
-    "  - the suggested order as a C struct to paste, with its estimated saving\n"
+    "  - false sharing: fields of one object, on one line, written by one thread and\n"
+    "    used by another (judged from the data addresses; significant ones only)\n"
+    "  - the suggested order as a C struct to paste, with its estimated saving, or\n"
+    "    why the layout is kept (no benefit above noise, growth, ABI, constraints)\n"
     "then the structs ranked by saving (\"In struct S you will save N misses\").\n"
     "`lever layout refs BINARY` writes the structs, references and blocks of a\n"
     "record from a binary's DWARF and code (lever layout refs --help).\n";
@@ -45,9 +47,12 @@ struct layout_options {
 	int adjust;			    /* index in adjust_names */
 	double tolerance_pct, dominant_pct; /* PCT as given, for params */
 	bool tolerance_given, dominant_given;
+	double share_pct, sigmas;
+	bool share_given, sigmas_given;
 	struct layout_params params;
 	bool json, force;
 	const char *html;
+	const char *constraints;
 	const char *record;
 };
 
@@ -71,9 +76,24 @@ static int parse_layout_options(struct layout_options *o, int argc, char **argv)
 		     "suggest only structs that save more than N samples (the\n"
 		     "thesis used 500 for Redis, 50 for Memcached; default 0)",
 		     .what = "a count"),
+	    CLI_DOUBLE(0, "sigmas", &o->sigmas, "Z", 0, 10,
+		       "change a layout only for a benefit B above Z*sqrt(B) (Poisson\n"
+		       "noise of sampled counts; default 2: B > 4)",
+		       .given = &o->sigmas_given, .what = "a number 0..10"),
+	    CLI_UINT(0, "sharing-min-samples", &o->params.sharing_min_samples, "N", 0, UINT64_MAX,
+		     "report a false-sharing pair or shared data line only with\n"
+		     "at least N samples (default 4)",
+		     .what = "a count"),
+	    CLI_DOUBLE(0, "sharing-min-share", &o->share_pct, "PCT", 0, 100,
+		       "... and at least PCT% of its struct's samples (of all\n"
+		       "addressed samples for a data line; default 1)",
+		       .given = &o->share_given, .what = "a percentage 0..100"),
 	    CLI_FLAG(0, "pack", &o->params.pack_holes,
 		     "fill holes with fields that have no samples (as pahole\n"
 		     "--reorganize), when that grows neither size nor misses"),
+	    CLI_STRING(0, "constraints", &o->constraints, "FILE",
+		       "ABI constraints: structs to keep, fields fixed at their\n"
+		       "offset or first/last (doc/formats/layout-constraints.md)"),
 	    CLI_FLAG(0, "json", &o->json, "one JSON document instead of text"),
 	    CLI_STRING(0, "html", &o->html, "FILE",
 		       "also write a self-contained HTML heat map of each struct\n"
@@ -98,6 +118,10 @@ static int parse_layout_options(struct layout_options *o, int argc, char **argv)
 		o->params.tolerance = o->tolerance_pct / 100.0;
 	if (o->dominant_given)
 		o->params.dominant_share = o->dominant_pct / 100.0;
+	if (o->sigmas_given)
+		o->params.sigmas = o->sigmas;
+	if (o->share_given)
+		o->params.sharing_min_share = o->share_pct / 100.0;
 	o->record = argv[first];
 	return 0;
 }
@@ -106,12 +130,14 @@ static void print_text(FILE *out, const struct layout_options *o, const struct l
 		       struct layout_suggestion *sg, size_t n, size_t passing)
 {
 	uint64_t total = 0;
+	struct layout_units u;
 
+	layout_units_for(rec->source, rec->period, &u);
 	for (size_t i = 0; i < rec->n_samples; i++)
 		total += rec->samples[i].count;
-	fprintf(out, "%s: %llu samples", o->record, (unsigned long long)total);
+	fprintf(out, "%s: %llu %s", o->record, (unsigned long long)total, u.count);
 	if (rec->period)
-		fprintf(out, " (1 per %llu events)", (unsigned long long)rec->period);
+		fprintf(out, " (1 per %llu %s)", (unsigned long long)rec->period, u.scaled);
 	fprintf(out, ", %llu without a reference (dropped); %zu of %zu structs sampled\n",
 		(unsigned long long)rec->program.unattributed, n, rec->program.n_structs);
 	/* what the collector could not use, so that nothing is lost unseen */
@@ -137,27 +163,27 @@ static void print_text(FILE *out, const struct layout_options *o, const struct l
 			"or its static part was left out\n");
 	for (size_t i = 0; i < n; i++) {
 		fprintf(out, "\n");
-		layout_print_annotated(out, sg[i].s);
-		layout_print_false_sharing(out, sg[i].s);
+		layout_print_annotated(out, sg[i].s, &u);
+		layout_print_false_sharing(out, sg[i].s, &o->params, &u);
 		fprintf(out, "\n");
 		if (i < passing || sg[i].algorithm == LAYOUT_ALGO_ORIGINAL)
-			layout_print_suggestion(out, &sg[i]);
+			layout_print_suggestion(out, &sg[i], &u);
 		else
-			fprintf(out, "/* %s: saves %llu samples, not above --threshold %llu */\n",
-				sg[i].s->name, (unsigned long long)sg[i].benefit,
+			fprintf(out, "/* %s: saves %llu %s, not above --threshold %llu */\n",
+				sg[i].s->name, (unsigned long long)sg[i].benefit, u.count,
 				(unsigned long long)o->params.threshold);
 	}
 	/* by data address: lines two threads touch, one writing (version-2 access lines) */
 	if (layout_find_shared_lines(rec, NULL, 0)) {
 		fprintf(out, "\n");
-		layout_print_shared_lines(out, rec, 10);
+		layout_print_shared_lines(out, rec, 10, &o->params);
 	}
 	fprintf(out, "\n");
 	if (passing)
-		layout_print_ranking(out, sg, passing, rec->period);
+		layout_print_ranking(out, sg, passing, &u);
 	else
-		fprintf(out, "No struct saves more than %llu samples.\n",
-			(unsigned long long)o->params.threshold);
+		fprintf(out, "No struct saves more than %llu %s.\n",
+			(unsigned long long)o->params.threshold, u.count);
 }
 
 static int write_html(const struct layout_options *o, const struct layout_record *rec,
@@ -170,11 +196,29 @@ static int write_html(const struct layout_options *o, const struct layout_record
 		fprintf(stderr, "lever layout report: %s: %m\n", o->html);
 		return -1;
 	}
-	rc = layout_write_html(f, o->record, rec, sg, n);
+	rc = layout_write_html(f, o->record, rec, sg, n, &o->params);
 	if (f != stdout && fclose(f))
 		rc = -1;
 	if (rc)
 		fprintf(stderr, "lever layout report: %s: write error\n", o->html);
+	return rc;
+}
+
+/* The user's constraint file on rec's structs; 0, or -1 after saying why. */
+static int read_constraints(const char *path, struct layout_record *rec)
+{
+	char err[600];
+	FILE *f = fopen(path, "r");
+	int rc;
+
+	if (!f) {
+		fprintf(stderr, "lever layout report: %s: %m\n", path);
+		return -1;
+	}
+	rc = layout_constraints_read(f, path, &rec->program, stderr, err, sizeof(err));
+	fclose(f);
+	if (rc)
+		fprintf(stderr, "lever layout report: %s\n", err);
 	return rc;
 }
 
@@ -203,8 +247,13 @@ static int layout_report(struct layout_options *o)
 		fprintf(stderr, "lever layout report: %s\n", err);
 		return 1;
 	}
-	if (layout_annotate(&rec.program, rec.samples, rec.n_samples, adjust_modes[o->adjust])) {
+	if (layout_annotate(&rec.program, rec.samples, rec.n_samples, adjust_modes[o->adjust]) ||
+	    layout_record_objects(&rec) || layout_mark_shared_structs(&rec)) {
 		fprintf(stderr, "lever layout report: out of memory\n");
+		layout_record_free(&rec);
+		return 1;
+	}
+	if (o->constraints && read_constraints(o->constraints, &rec)) {
 		layout_record_free(&rec);
 		return 1;
 	}
@@ -219,9 +268,12 @@ static int layout_report(struct layout_options *o)
 		passing = layout_rank(sg, n, &o->params);
 		if (o->html && write_html(o, &rec, sg, n))
 			rc = 1;
-		if (o->json)
-			layout_write_json(stdout, sg, n, rec.period);
-		else
+		if (o->json) {
+			struct layout_units u;
+
+			layout_units_for(rec.source, rec.period, &u);
+			layout_write_json(stdout, sg, n, &u);
+		} else
 			print_text(stdout, o, &rec, sg, n, passing);
 	}
 	for (size_t i = 0; sg && i < n; i++)

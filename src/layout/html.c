@@ -117,7 +117,28 @@ static const char *algorithm_name(enum layout_algorithm a)
 					  : "unchanged";
 }
 
-static int struct_section(FILE *f, const struct layout_suggestion *sg, uint64_t period)
+/* "<p class="kept">keep the current layout: why</p>", escaped. */
+static int keep_reason(FILE *f, const struct layout_suggestion *sg, const struct layout_units *u)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+
+	if (!m)
+		return -1;
+	layout_print_keep_reason(m, sg, u);
+	if (fclose(m)) {
+		free(text);
+		return -1;
+	}
+	fprintf(f, "<p class=\"kept\">");
+	report_html_escape(f, text);
+	fprintf(f, ".</p>\n");
+	free(text);
+	return 0;
+}
+
+static int struct_section(FILE *f, const struct layout_suggestion *sg, const struct layout_units *u)
 {
 	const struct layout_struct *s = sg->s;
 	uint32_t *order = malloc((s->n_fields + 1) * sizeof(*order));
@@ -137,13 +158,16 @@ static int struct_section(FILE *f, const struct layout_suggestion *sg, uint64_t 
 	}
 	fprintf(f, "<section class=\"struct\"><h2>struct ");
 	report_html_escape(f, s->name);
-	fprintf(f, "</h2>\n<p>%llu samples; suggestion %s saves %llu",
-		(unsigned long long)s->total_raw, algorithm_name(sg->algorithm),
-		(unsigned long long)sg->benefit);
-	if (period > 1)
-		fprintf(f, " (about %.4g events)", (double)sg->benefit * (double)period);
-	fprintf(f, "; modelled misses %llu → %llu.</p>\n<div class=\"pair\">\n",
+	fprintf(f, "</h2>\n<p>%llu %s; suggestion %s saves %llu %s",
+		(unsigned long long)s->total_raw, u->count, algorithm_name(sg->algorithm),
+		(unsigned long long)sg->benefit, u->count);
+	if (u->period > 1)
+		fprintf(f, " (about %.4g %s)", (double)sg->benefit * (double)u->period, u->scaled);
+	fprintf(f, "; modelled %s %llu → %llu.</p>\n", u->count,
 		(unsigned long long)sg->modelled_before, (unsigned long long)sg->modelled_after);
+	if (sg->algorithm == LAYOUT_ALGO_ORIGINAL && keep_reason(f, sg, u))
+		return -1;
+	fprintf(f, "<div class=\"pair\">\n");
 	layout_table(f, "as it is", s, order, offsets, s->size, hottest);
 	layout_table(f, "suggested", s, sg->order, sg->offsets, sg->size, hottest);
 	fprintf(f, "</div></section>\n");
@@ -153,18 +177,34 @@ static int struct_section(FILE *f, const struct layout_suggestion *sg, uint64_t 
 }
 
 /* Lines two threads touch, one writing, from the data addresses (sharing.c). */
-static void shared_lines_section(FILE *f, const struct layout_record *rec)
+static void shared_lines_section(FILE *f, const struct layout_record *rec,
+				 const struct layout_units *u, const struct layout_params *params)
 {
-	struct layout_shared_line lines[20];
-	size_t n = layout_find_shared_lines(rec, lines, 20);
+	size_t all = layout_find_shared_lines(rec, NULL, 0), n = 0, left = 0;
+	struct layout_shared_line *lines = all ? calloc(all, sizeof(*lines)) : NULL;
+	uint64_t total = 0;
 
-	if (!n)
+	if (!lines)
 		return;
+	layout_find_shared_lines(rec, lines, all);
+	for (size_t i = 0; i < rec->n_accesses; i++)
+		total += rec->accesses[i].count;
+	/* the significant ones first, in their order (issue 17 B2: the rule of the text report) */
+	for (size_t i = 0; i < all; i++) {
+		if (lines[i].sharing >= params->sharing_min_samples &&
+		    (double)lines[i].sharing >= params->sharing_min_share * (double)total)
+			lines[n++] = lines[i];
+		else
+			left++;
+	}
 	fprintf(f, "<section class=\"shared\"><h2>Data lines shared between threads</h2>\n"
 		   "<p>From the samples' data addresses: lines two threads touched, one of them "
-		   "writing; <em>false</em> when no writer's bytes meet the other thread's.</p>\n"
-		   "<table><tr><th>line</th><th>sharing</th><th>samples</th><th>threads: bytes "
-		   "(field), samples, writes</th></tr>\n");
+		   "writing; <em>false</em> when no writer's bytes meet the other thread's.</p>\n");
+	if (n)
+		fprintf(f,
+			"<table><tr><th>line</th><th>sharing</th><th>%s</th><th>threads: bytes "
+			"(field), %s, writes</th></tr>\n",
+			u->count, u->count);
 	for (size_t i = 0; i < n && i < 20; i++) {
 		const struct layout_shared_line *l = &lines[i];
 
@@ -191,14 +231,31 @@ static void shared_lines_section(FILE *f, const struct layout_record *rec)
 		}
 		fprintf(f, "</td></tr>\n");
 	}
-	fprintf(f, "</table>%s</section>\n", n > 20 ? "<p>(the 20 busiest shown)</p>" : "");
+	if (n)
+		fprintf(f, "</table>%s", n > 20 ? "<p>(the 20 busiest shown)</p>" : "");
+	if (left)
+		fprintf(f,
+			"<p>%zu shared line%s left out: their sharing is below %llu %s or %.3g%% "
+			"of the addressed %s.</p>",
+			left, left == 1 ? "" : "s", (unsigned long long)params->sharing_min_samples,
+			u->count, 100.0 * params->sharing_min_share, u->count);
+	fprintf(f, "</section>\n");
+	free(lines);
 }
 
 int layout_write_html(FILE *f, const char *title, const struct layout_record *rec,
-		      const struct layout_suggestion *sg, size_t n)
+		      const struct layout_suggestion *sg, size_t n,
+		      const struct layout_params *params)
 {
+	struct layout_params defaults;
 	uint64_t total = 0;
+	struct layout_units u;
 
+	layout_units_for(rec->source, rec->period, &u);
+	if (!params) {
+		layout_params_default(&defaults);
+		params = &defaults;
+	}
 	for (size_t i = 0; i < rec->n_samples; i++)
 		total += rec->samples[i].count;
 	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>"
@@ -206,7 +263,7 @@ int layout_write_html(FILE *f, const char *title, const struct layout_record *re
 	report_html_escape(f, title);
 	fprintf(f, "</title>\n%s</head>\n<body>\n<h1>Struct layouts: ", style);
 	report_html_escape(f, title);
-	fprintf(f, "</h1>\n<p>%llu samples", (unsigned long long)total);
+	fprintf(f, "</h1>\n<p>%llu %s", (unsigned long long)total, u.count);
 	if (rec->source) {
 		fprintf(f, " from ");
 		report_html_escape(f, rec->source);
@@ -216,9 +273,9 @@ int layout_write_html(FILE *f, const char *title, const struct layout_record *re
 	}
 	fprintf(f,
 		", %llu without a reference; <span id=\"count\"></span> structs with samples "
-		"shown. Rows are coloured by adjusted samples (Algorithm 3) against the "
+		"shown. Rows are coloured by adjusted %s (Algorithm 3) against the "
 		"struct's hottest field.</p>\n",
-		(unsigned long long)rec->program.unattributed);
+		(unsigned long long)rec->program.unattributed, u.count);
 	fprintf(f, "<p class=\"legend\">cold <span style=\"");
 	heat_colour(f, 0);
 	fprintf(f, "\"></span><span style=\"");
@@ -228,11 +285,11 @@ int layout_write_html(FILE *f, const char *title, const struct layout_record *re
 	fprintf(f, "\"></span> hot &nbsp; <label>field <input id=\"filter\" "
 		   "placeholder=\"name\"></label></p>\n");
 	for (size_t i = 0; i < n; i++)
-		if (struct_section(f, &sg[i], rec->period))
+		if (struct_section(f, &sg[i], &u))
 			return -1;
 	if (!n)
 		fprintf(f, "<p>No struct has samples.</p>\n");
-	shared_lines_section(f, rec);
+	shared_lines_section(f, rec, &u, params);
 	fputs(script, f);
 	fprintf(f, "</body>\n</html>\n");
 	return ferror(f) ? -1 : 0;

@@ -389,12 +389,21 @@ static uint64_t event_count(const struct layout_cache_counts *c, enum layout_ins
 
 /* ------------------------------------------------------------ replay */
 
+/* A miss at a data address: the record's `access` lines, so that report judges sharing per object.
+ */
+struct instr_miss {
+	uint64_t addr, count;
+	uint32_t site, thread;
+};
+
 struct replay {
 	const struct instr_program *p;
 	struct instr_site_stats *stats;
 	struct instr_threads threads;
 	struct layout_cache *cache;
 	struct layout_instr_summary *sum;
+	struct instr_miss *misses;
+	size_t n_misses, misses_cap;
 };
 
 static void replay_free(struct replay *r)
@@ -403,6 +412,7 @@ static void replay_free(struct replay *r)
 		for (size_t i = 0; i < r->p->n_sites; i++)
 			free(r->stats[i].misses);
 	free(r->stats);
+	free(r->misses);
 	free(r->threads.tids);
 	layout_cache_free(r->cache);
 }
@@ -418,6 +428,23 @@ static int collect_threads(struct replay *r, const struct trace *t)
 		if (!r->stats[i].misses)
 			return -1;
 	}
+	return 0;
+}
+
+static int add_miss(struct replay *r, const struct layout_trace_record *rec, uint32_t thread,
+		    uint64_t count)
+{
+	if (r->n_misses == r->misses_cap) {
+		size_t cap = r->misses_cap ? 2 * r->misses_cap : 1024;
+		struct instr_miss *g = realloc(r->misses, cap * sizeof(*g));
+
+		if (!g)
+			return -1;
+		r->misses = g;
+		r->misses_cap = cap;
+	}
+	r->misses[r->n_misses++] = (struct instr_miss){
+	    .addr = rec->addr, .count = count, .site = (uint32_t)rec->site, .thread = thread};
 	return 0;
 }
 
@@ -449,8 +476,11 @@ static int replay_record(struct replay *r, const struct layout_trace_record *rec
 	if (layout_cache_access(r->cache, &e) < 0)
 		return -1;
 	struct instr_site_stats *st = &r->stats[rec->site];
+	uint64_t missed = event_count(layout_cache_totals(r->cache), o->event) - before;
 
-	st->misses[thread] += event_count(layout_cache_totals(r->cache), o->event) - before;
+	st->misses[thread] += missed;
+	if (missed && k >= 0 && add_miss(r, rec, (uint32_t)thread, missed) < 0)
+		return -1;
 	st->accesses++;
 	if (!st->pc || (rec->pc && rec->pc < st->pc))
 		st->pc = rec->pc;
@@ -508,6 +538,34 @@ static void write_stats(FILE *out, const struct replay *r, const struct trace *t
 		fprintf(out, "stat\t%s\t%" PRIu64 "\n", stats[i].name, stats[i].value);
 }
 
+static int compare_misses(const void *x, const void *y)
+{
+	const struct instr_miss *a = x, *b = y;
+
+	if (a->site != b->site)
+		return a->site < b->site ? -1 : 1;
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	return a->thread < b->thread ? -1 : a->thread > b->thread;
+}
+
+/* The misses per (site, address, thread), as `access` lines. */
+static void write_accesses(FILE *out, const struct replay *r)
+{
+	if (r->n_misses)
+		qsort(r->misses, r->n_misses, sizeof(*r->misses), compare_misses);
+	for (size_t i = 0; i < r->n_misses;) {
+		const struct instr_miss *m = &r->misses[i];
+		uint64_t count = 0;
+
+		for (; i < r->n_misses && !compare_misses(m, &r->misses[i]); i++)
+			count += r->misses[i].count;
+		fprintf(out, "access\t0x%" PRIx64 "\t0x%" PRIx64 "\t%" PRIu32 "\t%c\t%" PRIu64 "\n",
+			r->stats[m->site].pc, m->addr, r->threads.tids[m->thread],
+			r->p->sites[m->site].flags & LAYOUT_INSTR_SITE_WRITE ? 'w' : 'r', count);
+	}
+}
+
 static void write_record(FILE *out, const struct replay *r, const struct trace *t,
 			 const char *trace_path, const char *binary,
 			 const struct layout_instr_options *o)
@@ -561,6 +619,7 @@ static void write_record(FILE *out, const struct replay *r, const struct trace *
 					r->stats[i].pc, r->stats[i].misses[th],
 					r->threads.tids[th]);
 	}
+	write_accesses(out, r);
 	if (t->header.burst && t->header.period / t->header.burst > 1)
 		fprintf(out, "period\t%" PRIu32 "\n", t->header.period / t->header.burst);
 }

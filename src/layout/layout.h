@@ -46,8 +46,9 @@ struct layout_field {
 	uint32_t offset;    /* in the original layout */
 	uint32_t size;	    /* 0 for a flexible array member */
 	uint32_t align;
-	bool flexible; /* flexible array member: stays last (ABI, spec §5.6) */
-	bool pinned;   /* the user fixes its position (spec §8.7 `T::fixed(f)`) */
+	bool flexible;	/* flexible array member: stays last (ABI, spec §5.6) */
+	bool pinned;	/* the user fixes its position (spec §8.7 `T::fixed(f)`) */
+	bool at_offset; /* ... and its offset (constraint file `fixed`): checked after placing */
 
 	/* statistics, filled by layout_annotate() */
 	uint64_t raw;	  /* samples at references to this field (Algorithm 2) */
@@ -55,6 +56,22 @@ struct layout_field {
 	double order_sum; /* Σ rank-in-block × samples: mean access order = order_sum / adj */
 	size_t n_threads;
 	struct layout_thread_weight threads[LAYOUT_MAX_THREADS];
+};
+
+/*
+ * What one thread did to one field of one object, from the samples' data
+ * addresses (`access` lines): algorithm F and the false-sharing pairs judge
+ * sharing per object, since two threads touching one field of *different*
+ * objects share no line. The object is keyed by the data address minus the
+ * field's offset; an access inside an array or nested member may key its
+ * object apart from the others, which can hide sharing but never invent it.
+ */
+struct layout_object_access {
+	uint64_t object;
+	uint32_t field;
+	uint32_t tid;
+	uint64_t weight; /* samples with this (object, field, thread) */
+	uint64_t writes; /* of which by write references */
 };
 
 /* One access pattern: the set of fields touched together in a block scan. */
@@ -72,6 +89,14 @@ struct layout_struct {
 	size_t n_patterns;
 	struct layout_pattern *patterns;
 	uint64_t total_raw; /* samples attributed to the struct */
+	/*
+	 * Why the struct must keep its layout (ABI: another binary's code uses
+	 * it, or the user's constraint file says so); NULL: it may be reordered.
+	 */
+	char *frozen;
+	/* per-object accesses, sorted by (object, field, tid) by layout_struct_objects_finish */
+	size_t n_objects, objects_cap;
+	struct layout_object_access *objects;
 };
 
 /*
@@ -90,6 +115,14 @@ long layout_field_index(const struct layout_struct *s, const char *name);
 /* Pin a field at its position; -1 if unknown. */
 int layout_pin_field(struct layout_struct *s, const char *name);
 void layout_struct_free(struct layout_struct *s);
+/*
+ * Add COUNT samples of thread tid at data address `object + offset of field`
+ * (so `object` is the object's address); then finish: sort and merge.
+ * -1 on ENOMEM or an unknown field.
+ */
+int layout_struct_add_object_access(struct layout_struct *s, uint64_t object, uint32_t field,
+				    uint32_t tid, uint64_t count, bool write);
+void layout_struct_objects_finish(struct layout_struct *s);
 
 /*
  * Lay out the fields in `order` (a permutation of the field indexes) with
@@ -249,15 +282,49 @@ struct layout_params {
 	 * misses. Off by default: the thesis's order is printed as it is.
 	 */
 	bool pack_holes;
+	/*
+	 * G: a count of n samples has a Poisson standard error of √n; a
+	 * change is suggested only when its benefit B exceeds `sigmas`·√B
+	 * (with 2: B > 4), and a reorder that grows the struct only when the
+	 * modelled misses drop by more than `sigmas`·√(M_before + M_after).
+	 */
+	double sigmas;
+	/*
+	 * False sharing (per-struct pairs and data lines): reported only with
+	 * at least this many samples and this share of the struct's samples
+	 * (of all addressed samples, for data lines); the rest are counted.
+	 */
+	uint64_t sharing_min_samples;
+	double sharing_min_share;
 };
 void layout_params_default(struct layout_params *params);
+
+/* Why G keeps the current layout (LAYOUT_ALGO_ORIGINAL), printed with it. */
+enum layout_keep_reason {
+	LAYOUT_KEEP_NOTHING,	 /* a change is suggested */
+	LAYOUT_KEEP_NO_MOVE,	 /* D leaves every field where it is, F has no per-object sharing */
+	LAYOUT_KEEP_BELOW_NOISE, /* D's benefit is not above its noise (params->sigmas) */
+	LAYOUT_KEEP_WOULD_GROW,	 /* D grows the struct and the modelled misses do not drop */
+	LAYOUT_KEEP_FROZEN,	 /* s->frozen: ABI or the user's constraints */
+	LAYOUT_KEEP_MOVES_FIXED, /* D would move a field whose offset is fixed */
+};
 
 struct layout_suggestion {
 	const struct layout_struct *s;
 	enum layout_algorithm algorithm;
-	uint32_t *order;   /* n_fields field indexes */
-	bool *line_start;  /* per field index: starts a fresh line (F) */
-	uint32_t *offsets; /* per position, as layout_place */
+	enum layout_keep_reason keep;
+	/* D's order as considered, when G kept the original (for the reason's numbers) */
+	uint32_t rejected_size;
+	uint64_t rejected_saved, rejected_modelled;
+	uint64_t noise;	      /* the noise floor the rejected benefit had to exceed */
+	uint32_t moved_field; /* LAYOUT_KEEP_MOVES_FIXED: the fixed field D would move */
+	/* F as considered: per-object sharing avoided (0: none, or no data addresses) */
+	bool threads_considered;
+	uint64_t threads_avoided;
+	uint64_t threads_rise; /* ... and the rise of the modelled misses its lines cost */
+	uint32_t *order;       /* n_fields field indexes */
+	bool *line_start;      /* per field index: starts a fresh line (F) */
+	uint32_t *offsets;     /* per position, as layout_place */
 	uint32_t size;
 	uint64_t saved;		  /* E on the suggested layout, raw samples */
 	uint64_t original_saved;  /* E on the original layout */
@@ -277,7 +344,10 @@ uint64_t layout_estimate_saved(const struct layout_struct *s, const uint32_t *or
 /* M(L): Σ over lines of the largest adjusted count in the line (spec §2.7E critique). */
 uint64_t layout_modelled_misses(const struct layout_struct *s, const uint32_t *order,
 				const bool *line_start);
-/* F's sharing weight: Σ lines Σ thread pairs min(w_line,t, w_line,u). */
+/*
+ * F's sharing weight, per object: Σ objects Σ lines Σ thread pairs, one of
+ * them writing the object's line, of min(w_t, w_u); 0 without data addresses.
+ */
 uint64_t layout_sharing_weight(const struct layout_struct *s, const uint32_t *order,
 			       const bool *line_start);
 /* F: thread groups, each on fresh lines; false if the struct has < 2 threads. */
@@ -293,12 +363,33 @@ struct layout_false_sharing {
 	uint32_t line;
 	uint32_t written_field, other_field; /* field indexes */
 	uint32_t writer_tid, other_tid;
-	uint64_t weight; /* min(t's writes to the written field, u's weight on the other) */
+	/* Σ over objects of min(t's writes to the written field, u's samples on the other) */
+	uint64_t weight;
+	uint64_t objects; /* objects in which the pair was seen */
 };
-/* Fills up to max pairs (line, then field, then thread order); returns how many exist. */
+/*
+ * Judged per object (struct layout_object_access): no data addresses, no
+ * pairs. Fills up to max pairs, heaviest first (then line, field, thread);
+ * returns how many exist, or 0 on ENOMEM.
+ */
 size_t layout_find_false_sharing(const struct layout_struct *s, const uint32_t *order,
 				 const bool *line_start, struct layout_false_sharing *out,
 				 size_t max);
+
+/*
+ * ABI constraints (spec §5.6, §7 "user constraint file"; issue 17).
+ * layout_mark_shared_structs freezes every struct that the code of another
+ * binary of the record (a `module`: a shared object the program links)
+ * references: its layout is that binary's ABI too. Then
+ * layout_constraints_read applies a constraint file
+ * (doc/formats/layout-constraints.md): `keep` freezes a struct, `reorder`
+ * unfreezes a shared one, `fixed` keeps a field at its offset, `first` and
+ * `last` keep a field first or last. A struct the record does not have is
+ * noted on `notes` (may be NULL) and skipped. -1 with "FILE:LINE: why" in err.
+ */
+int layout_mark_shared_structs(struct layout_record *rec);
+int layout_constraints_read(FILE *f, const char *name, struct layout_program *p, FILE *notes,
+			    char *err, size_t err_size);
 
 /* G for one struct: fills *out (free with layout_suggestion_clear). -1 on ENOMEM. */
 int layout_suggest(const struct layout_struct *s, const struct layout_params *params,
@@ -310,20 +401,45 @@ size_t layout_rank(struct layout_suggestion *sg, size_t n, const struct layout_p
 
 /* ------------------------------------------------------------ output */
 
-/* pahole-style layout of the original struct with samples per field. */
-void layout_print_annotated(FILE *f, const struct layout_struct *s);
-/* The suggestion as a ready-to-paste C struct, with pahole-style offsets. */
-void layout_print_suggestion(FILE *f, const struct layout_suggestion *sg);
 /*
- * G's ranked list: "In struct S you will save N misses", in the order
- * given; with a sampling period above 1, also the events it stands for
- * (samples × period, spec §2.2 "actual misses").
+ * What the counts of a record are, by its source (issue 17 B4): `pmu`
+ * samples sampled misses (loads over the latency threshold, stores),
+ * `clock` samples CPU time (a sample is not a miss), `instr` counts the
+ * cache model's simulated misses; a record that does not say: samples.
+ * `scaled` names count × period: events, nanoseconds of CPU, misses.
  */
-void layout_print_ranking(FILE *f, const struct layout_suggestion *sg, size_t n, uint64_t period);
-/* The false-sharing pairs of the original layout, one line each ("" if none). */
-void layout_print_false_sharing(FILE *f, const struct layout_struct *s);
-/* Everything as one JSON document (array of structs with their suggestion); period 0: unknown. */
-void layout_write_json(FILE *f, const struct layout_suggestion *sg, size_t n, uint64_t period);
+struct layout_units {
+	const char *source; /* NULL: not given */
+	const char *count;  /* "sampled misses", "samples", "simulated misses" */
+	const char *scaled; /* "events", "ns of CPU time", "misses" */
+	uint64_t period;    /* 0: not given */
+};
+void layout_units_for(const char *source, uint64_t period, struct layout_units *u);
+
+/* pahole-style layout of the original struct with counts per field. */
+void layout_print_annotated(FILE *f, const struct layout_struct *s, const struct layout_units *u);
+/* "keep the current layout: WHY" of a suggestion G kept (LAYOUT_ALGO_ORIGINAL), no newline. */
+void layout_print_keep_reason(FILE *f, const struct layout_suggestion *sg,
+			      const struct layout_units *u);
+/* The suggestion as a ready-to-paste C struct, or why the layout is kept. */
+void layout_print_suggestion(FILE *f, const struct layout_suggestion *sg,
+			     const struct layout_units *u);
+/*
+ * G's ranked list: "In struct S you will save N <unit>", in the order
+ * given; with a sampling period above 1, also what it stands for
+ * (count × period, spec §2.2 "actual misses").
+ */
+void layout_print_ranking(FILE *f, const struct layout_suggestion *sg, size_t n,
+			  const struct layout_units *u);
+/*
+ * The false-sharing pairs of the original layout above params' significance
+ * rule, one line each, then one line counting those left out ("" if none).
+ */
+void layout_print_false_sharing(FILE *f, const struct layout_struct *s,
+				const struct layout_params *params, const struct layout_units *u);
+/* Everything as one JSON document (array of structs with their suggestion). */
+void layout_write_json(FILE *f, const struct layout_suggestion *sg, size_t n,
+		       const struct layout_units *u);
 
 /* ------------------------------------------------------------ cache model (§8.4) */
 
@@ -517,19 +633,37 @@ struct layout_shared_line {
 	uint64_t count;
 	size_t n_threads;
 	struct layout_line_thread threads[LAYOUT_MAX_THREADS];
+	uint64_t sharing;   /* Σ thread pairs, one writing, of min(count): what is significant */
 	bool shared;	    /* two threads, one of them writes */
 	bool false_sharing; /* ... and no writer's bytes meet another thread's */
 };
 /* Shared lines of rec's accesses, most samples first: up to max into out; returns how many. */
 size_t layout_find_shared_lines(const struct layout_record *rec, struct layout_shared_line *out,
 				size_t max);
-/* One line each: "false sharing of data line 0x...: thread T bytes a-b (S.f), ..." */
-void layout_print_shared_lines(FILE *f, const struct layout_record *rec, size_t max);
+/*
+ * One line each: "false sharing of data line 0x...: thread T bytes a-b (S.f), ...",
+ * up to max of the lines with at least params->sharing_min_samples samples
+ * and params->sharing_min_share of all addressed samples; then how many
+ * were left out.
+ */
+void layout_print_shared_lines(FILE *f, const struct layout_record *rec, size_t max,
+			       const struct layout_params *params);
+/*
+ * Per-object accesses of every struct (struct layout_object_access) from
+ * rec's `access` lines, through the references at their pcs (refs sorted
+ * by pc, as layout_annotate leaves them). -1 on ENOMEM.
+ */
+int layout_record_objects(struct layout_record *rec);
 
 /* ---- outputs of a record (html.c, pprof.c) */
-/* The heat map: per struct, fields by cache line coloured by samples, the suggestion beside. */
+/*
+ * The heat map: per struct, fields by cache line coloured by samples, the
+ * suggestion beside (or why the layout is kept); the shared data lines that
+ * pass params' significance rule (NULL: the defaults).
+ */
 int layout_write_html(FILE *f, const char *title, const struct layout_record *rec,
-		      const struct layout_suggestion *sg, size_t n);
+		      const struct layout_suggestion *sg, size_t n,
+		      const struct layout_params *params);
 /* Per-field samples as a gzipped pprof profile.proto; -1 with why. */
 int layout_write_pprof(FILE *f, const struct layout_record *rec, char *err, size_t err_size);
 /* ============================================================ end layout-record */

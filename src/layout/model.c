@@ -129,9 +129,63 @@ void layout_struct_free(struct layout_struct *s)
 	for (size_t i = 0; i < s->n_patterns; i++)
 		free(s->patterns[i].bits);
 	free(s->patterns);
+	free(s->objects);
+	free(s->frozen);
 	free(s->fields);
 	free(s->name);
 	free(s);
+}
+
+int layout_struct_add_object_access(struct layout_struct *s, uint64_t object, uint32_t field,
+				    uint32_t tid, uint64_t count, bool write)
+{
+	if (field >= s->n_fields)
+		return -1;
+	if (s->n_objects == s->objects_cap) {
+		size_t cap = s->objects_cap ? 2 * s->objects_cap : 16;
+		struct layout_object_access *g = realloc(s->objects, cap * sizeof(*g));
+
+		if (!g)
+			return -1;
+		s->objects = g;
+		s->objects_cap = cap;
+	}
+	s->objects[s->n_objects++] = (struct layout_object_access){.object = object,
+								   .field = field,
+								   .tid = tid,
+								   .weight = count,
+								   .writes = write ? count : 0};
+	return 0;
+}
+
+static int compare_object_access(const void *x, const void *y)
+{
+	const struct layout_object_access *a = x, *b = y;
+
+	if (a->object != b->object)
+		return a->object < b->object ? -1 : 1;
+	if (a->field != b->field)
+		return a->field < b->field ? -1 : 1;
+	return a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
+/* Sorted so that each object's accesses are consecutive; equal keys merged. */
+void layout_struct_objects_finish(struct layout_struct *s)
+{
+	size_t n = 0;
+
+	if (!s->n_objects)
+		return;
+	qsort(s->objects, s->n_objects, sizeof(*s->objects), compare_object_access);
+	for (size_t i = 1; i < s->n_objects; i++) {
+		if (!compare_object_access(&s->objects[n], &s->objects[i])) {
+			s->objects[n].weight += s->objects[i].weight;
+			s->objects[n].writes += s->objects[i].writes;
+		} else {
+			s->objects[++n] = s->objects[i];
+		}
+	}
+	s->n_objects = n + 1;
 }
 
 uint32_t layout_place(const struct layout_struct *s, const uint32_t *order, const bool *line_start,

@@ -5,8 +5,10 @@
  * cache-line boundary markers and the size summary — with the sampled
  * misses per field beside; the suggested layout as a C struct ready to
  * paste (pahole's comments, `aligned(64)` where algorithm F starts a
- * line); the ranked "you will save" list; and a JSON report written
- * through src/report.
+ * line) or why the layout is kept; the ranked "you will save" list; and
+ * a JSON report written through src/report. Every count is labelled by
+ * what the record's source measures (issue 17 B4): a clock sample is CPU
+ * time, not a miss.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -18,6 +20,35 @@
 /* pahole's columns: the type in 26 characters, the name and ';' in 21. */
 #define TYPE_WIDTH 26
 #define NAME_WIDTH 21
+
+void layout_units_for(const char *source, uint64_t period, struct layout_units *u)
+{
+	u->source = source;
+	u->period = period;
+	u->count = "samples";
+	u->scaled = "events";
+	if (!source)
+		return;
+	if (strcmp(source, "pmu") == 0) {
+		u->count = "sampled misses";
+		u->scaled = "misses";
+	} else if (strcmp(source, "clock") == 0) {
+		u->scaled = "ns of CPU time";
+	} else if (strcmp(source, "instr") == 0) {
+		u->count = "simulated misses";
+		u->scaled = "misses";
+	}
+}
+
+/* The generic units when a caller has none (a record that names no source). */
+static const struct layout_units *units_or_default(const struct layout_units *u,
+						   struct layout_units *def)
+{
+	if (u)
+		return u;
+	layout_units_for(NULL, 0, def);
+	return def;
+}
 
 struct member_view {
 	const struct layout_field *f;
@@ -112,17 +143,19 @@ static void print_struct(FILE *out, const char *name, const struct member_view *
 	fprintf(out, "};\n");
 }
 
-void layout_print_annotated(FILE *f, const struct layout_struct *s)
+void layout_print_annotated(FILE *f, const struct layout_struct *s, const struct layout_units *u)
 {
 	struct member_view *m = calloc(s->n_fields ? s->n_fields : 1, sizeof(*m));
+	struct layout_units def;
+
+	u = units_or_default(u, &def);
 
 	if (!m)
 		return;
 	for (size_t i = 0; i < s->n_fields; i++)
 		m[i] = (struct member_view){.f = &s->fields[i], .offset = s->fields[i].offset};
-	fprintf(f,
-		"/* %s: %" PRIu64 " samples; raw = at the field, adj = with its basic blocks */\n",
-		s->name, s->total_raw);
+	fprintf(f, "/* %s: %" PRIu64 " %s; raw = at the field, adj = with its basic blocks */\n",
+		s->name, s->total_raw, u->count);
 	print_struct(f, s->name, m, s->n_fields, s->size, true);
 	free(m);
 }
@@ -140,14 +173,80 @@ static const char *algorithm_name(enum layout_algorithm a)
 	return "original";
 }
 
-void layout_print_suggestion(FILE *f, const struct layout_suggestion *sg)
+/* Why G keeps the layout, with the numbers it decided on. */
+void layout_print_keep_reason(FILE *f, const struct layout_suggestion *sg,
+			      const struct layout_units *u)
+{
+	struct layout_units def;
+
+	u = units_or_default(u, &def);
+	fprintf(f, "keep the current layout: ");
+	switch (sg->keep) {
+	case LAYOUT_KEEP_BELOW_NOISE:
+		if (!sg->rejected_saved) {
+			fprintf(
+			    f,
+			    "reordering by misses moves fields but saves nothing (estimate E 0)");
+			break;
+		}
+		fprintf(f,
+			"reordering by misses saves %" PRIu64 " %s (estimate E), not above its "
+			"noise (%" PRIu64 ")",
+			sg->rejected_saved, u->count, sg->noise);
+		break;
+	case LAYOUT_KEEP_WOULD_GROW:
+		fprintf(f,
+			"reordering by misses grows it %" PRIu32 " -> %" PRIu32
+			" bytes while the modelled %s go %" PRIu64 " -> %" PRIu64
+			" (a drop of more than %" PRIu64 " is needed)",
+			sg->s->size, sg->rejected_size, u->count, sg->modelled_before,
+			sg->rejected_modelled, sg->noise);
+		break;
+	case LAYOUT_KEEP_FROZEN:
+		fprintf(f, "%s", sg->s->frozen);
+		if (sg->rejected_saved)
+			fprintf(f, " (a reorder would save %" PRIu64 " %s)", sg->rejected_saved,
+				u->count);
+		return;
+	case LAYOUT_KEEP_MOVES_FIXED:
+		fprintf(f,
+			"reordering by misses would move %s, fixed at offset %" PRIu32
+			" by the constraints",
+			sg->s->fields[sg->moved_field].name, sg->s->fields[sg->moved_field].offset);
+		break;
+	case LAYOUT_KEEP_NO_MOVE:
+	case LAYOUT_KEEP_NOTHING:
+		fprintf(f, "it is already in miss order (estimate E %" PRIu64 " %s)", sg->saved,
+			u->count);
+		break;
+	}
+	if (sg->threads_considered)
+		fprintf(f,
+			"; grouping by threads avoids %" PRIu64
+			" %s of sharing per object%s and raises the modelled %s by %" PRIu64,
+			sg->threads_avoided, u->count,
+			sg->s->n_objects ? "" : " (the record has no data addresses for it)",
+			u->count, sg->threads_rise);
+}
+
+/* Why G keeps the layout, with the numbers it decided on, as a C comment. */
+static void print_kept(FILE *f, const struct layout_suggestion *sg, const struct layout_units *u)
+{
+	fprintf(f, "/* %s: ", sg->s->name);
+	layout_print_keep_reason(f, sg, u);
+	fprintf(f, " */\n");
+}
+
+void layout_print_suggestion(FILE *f, const struct layout_suggestion *sg,
+			     const struct layout_units *u)
 {
 	const struct layout_struct *s = sg->s;
 	struct member_view *m;
+	struct layout_units def;
 
+	u = units_or_default(u, &def);
 	if (sg->algorithm == LAYOUT_ALGO_ORIGINAL) {
-		fprintf(f, "/* %s: keep the original layout (estimate %" PRIu64 " samples) */\n",
-			s->name, sg->saved);
+		print_kept(f, sg, u);
 		return;
 	}
 	m = calloc(s->n_fields ? s->n_fields : 1, sizeof(*m));
@@ -158,54 +257,86 @@ void layout_print_suggestion(FILE *f, const struct layout_suggestion *sg)
 					    .offset = sg->offsets[k],
 					    .line_start = sg->line_start[sg->order[k]]};
 	fprintf(f,
-		"/* %s, suggested %s: saves %" PRIu64 " samples (estimate E; %" PRIu64
-		" on the original order), modelled misses %" PRIu64 " -> %" PRIu64 ", size %" PRIu32
+		"/* %s, suggested %s: saves %" PRIu64 " %s (estimate E; %" PRIu64
+		" on the original order), modelled %s %" PRIu64 " -> %" PRIu64 ", size %" PRIu32
 		" -> %" PRIu32 " */\n",
-		s->name, algorithm_name(sg->algorithm), sg->saved, sg->original_saved,
-		sg->modelled_before, sg->modelled_after, s->size, sg->size);
+		s->name, algorithm_name(sg->algorithm), sg->saved, u->count, sg->original_saved,
+		u->count, sg->modelled_before, sg->modelled_after, s->size, sg->size);
 	if (sg->algorithm == LAYOUT_ALGO_THREADS)
 		fprintf(f,
-			"/* cross-thread sharing weight %" PRIu64 " -> %" PRIu64
-			": each thread group starts a cache line */\n",
-			sg->sharing_before, sg->sharing_after);
+			"/* cross-thread sharing per object %" PRIu64 " -> %" PRIu64
+			" %s: each thread group starts a cache line */\n",
+			sg->sharing_before, sg->sharing_after, u->count);
 	print_struct(f, s->name, m, s->n_fields, sg->size, false);
 	free(m);
 }
 
-void layout_print_ranking(FILE *f, const struct layout_suggestion *sg, size_t n, uint64_t period)
+void layout_print_ranking(FILE *f, const struct layout_suggestion *sg, size_t n,
+			  const struct layout_units *u)
 {
+	struct layout_units def;
+
+	u = units_or_default(u, &def);
 	for (size_t i = 0; i < n; i++) {
-		fprintf(f, "In struct %s you will save %" PRIu64 " misses (samples; %s",
-			sg[i].s->name, sg[i].benefit, algorithm_name(sg[i].algorithm));
-		if (period > 1)
-			fprintf(f, "; about %.4g events at period %" PRIu64 ")\n",
-				(double)sg[i].benefit * (double)period, period);
+		fprintf(f, "In struct %s you will save %" PRIu64 " %s (%s", sg[i].s->name,
+			sg[i].benefit, u->count, algorithm_name(sg[i].algorithm));
+		if (u->period > 1)
+			fprintf(f, "; about %.4g %s at period %" PRIu64 ")\n",
+				(double)sg[i].benefit * (double)u->period, u->scaled, u->period);
 		else
 			fprintf(f, ")\n");
 	}
 }
 
-void layout_print_false_sharing(FILE *f, const struct layout_struct *s)
+/* The pair passes params' significance rule (issue 17 B2). */
+static bool pair_is_significant(const struct layout_false_sharing *p, const struct layout_struct *s,
+				const struct layout_params *params)
+{
+	return p->weight >= params->sharing_min_samples &&
+	       (double)p->weight >= params->sharing_min_share * (double)s->total_raw;
+}
+
+void layout_print_false_sharing(FILE *f, const struct layout_struct *s,
+				const struct layout_params *params, const struct layout_units *u)
 {
 	uint32_t *identity = malloc((s->n_fields ? s->n_fields : 1) * sizeof(*identity));
-	struct layout_false_sharing pairs[64];
-	size_t n;
+	struct layout_false_sharing *pairs = NULL;
+	size_t n, shown = 0, left = 0;
+	uint64_t left_weight = 0;
+	struct layout_units def;
 
+	u = units_or_default(u, &def);
 	if (!identity)
 		return;
 	for (size_t i = 0; i < s->n_fields; i++)
 		identity[i] = (uint32_t)i;
-	n = layout_find_false_sharing(s, identity, NULL, pairs, 64);
-	for (size_t i = 0; i < n && i < 64; i++)
+	n = layout_find_false_sharing(s, identity, NULL, NULL, 0);
+	pairs = n ? malloc(n * sizeof(*pairs)) : NULL;
+	if (pairs)
+		layout_find_false_sharing(s, identity, NULL, pairs, n);
+	for (size_t i = 0; pairs && i < n; i++) {
+		if (!pair_is_significant(&pairs[i], s, params) || shown == 64) {
+			left++;
+			left_weight += pairs[i].weight;
+			continue;
+		}
+		shown++;
+		fprintf(
+		    f,
+		    "/* false sharing in %s, cacheline %" PRIu32 ": %s written by thread %" PRIu32
+		    ", %s used by thread %" PRIu32 " (%" PRIu64 " %s in %" PRIu64 " object%s) */\n",
+		    s->name, pairs[i].line, s->fields[pairs[i].written_field].name,
+		    pairs[i].writer_tid, s->fields[pairs[i].other_field].name, pairs[i].other_tid,
+		    pairs[i].weight, u->count, pairs[i].objects, pairs[i].objects == 1 ? "" : "s");
+	}
+	if (left)
 		fprintf(f,
-			"/* false sharing in %s, cacheline %" PRIu32
-			": %s written by thread %" PRIu32 ", %s used by thread %" PRIu32
-			" (weight %" PRIu64 ") */\n",
-			s->name, pairs[i].line, s->fields[pairs[i].written_field].name,
-			pairs[i].writer_tid, s->fields[pairs[i].other_field].name,
-			pairs[i].other_tid, pairs[i].weight);
-	if (n > 64)
-		fprintf(f, "/* ... and %zu more false-sharing pairs in %s */\n", n - 64, s->name);
+			"/* %zu false-sharing pair%s in %s left out (%" PRIu64
+			" %s in all): below %" PRIu64 " %s or %.3g%% of the struct's "
+			"(--sharing-min-samples, --sharing-min-share), or past the first 64 */\n",
+			left, left == 1 ? "" : "s", s->name, left_weight, u->count,
+			params->sharing_min_samples, u->count, 100.0 * params->sharing_min_share);
+	free(pairs);
 	free(identity);
 }
 
@@ -220,6 +351,7 @@ static void write_field_json(struct report_json *j, const struct layout_field *f
 	report_json_kv_integer(j, "align", f->align);
 	report_json_kv_bool(j, "flexible", f->flexible);
 	report_json_kv_bool(j, "pinned", f->pinned);
+	report_json_kv_bool(j, "at_offset", f->at_offset);
 	report_json_kv_integer(j, "raw", (long long)f->raw);
 	report_json_kv_integer(j, "adj", (long long)f->adj);
 	report_json_key(j, "threads");
@@ -233,6 +365,25 @@ static void write_field_json(struct report_json *j, const struct layout_field *f
 	}
 	report_json_array_end(j);
 	report_json_object_end(j);
+}
+
+static const char *keep_reason_name(enum layout_keep_reason r)
+{
+	switch (r) {
+	case LAYOUT_KEEP_NO_MOVE:
+		return "no-move";
+	case LAYOUT_KEEP_BELOW_NOISE:
+		return "below-noise";
+	case LAYOUT_KEEP_WOULD_GROW:
+		return "would-grow";
+	case LAYOUT_KEEP_FROZEN:
+		return "abi";
+	case LAYOUT_KEEP_MOVES_FIXED:
+		return "moves-fixed";
+	case LAYOUT_KEEP_NOTHING:
+		break;
+	}
+	return "";
 }
 
 static void write_suggestion_json(struct report_json *j, const struct layout_suggestion *sg)
@@ -252,6 +403,12 @@ static void write_suggestion_json(struct report_json *j, const struct layout_sug
 	report_json_key(j, "suggestion");
 	report_json_object_begin(j);
 	report_json_kv_string(j, "algorithm", algorithm_name(sg->algorithm));
+	report_json_kv_string(j, "kept_because", keep_reason_name(sg->keep));
+	report_json_key(j, "frozen");
+	if (s->frozen)
+		report_json_string(j, s->frozen);
+	else
+		report_json_null(j);
 	report_json_kv_integer(j, "benefit", (long long)sg->benefit);
 	report_json_kv_integer(j, "saved", (long long)sg->saved);
 	report_json_kv_integer(j, "original_saved", (long long)sg->original_saved);
@@ -259,6 +416,8 @@ static void write_suggestion_json(struct report_json *j, const struct layout_sug
 	report_json_kv_integer(j, "modelled_after", (long long)sg->modelled_after);
 	report_json_kv_integer(j, "sharing_before", (long long)sg->sharing_before);
 	report_json_kv_integer(j, "sharing_after", (long long)sg->sharing_after);
+	report_json_kv_integer(j, "threads_sharing_avoided", (long long)sg->threads_avoided);
+	report_json_kv_integer(j, "threads_modelled_rise", (long long)sg->threads_rise);
 	report_json_kv_integer(j, "size", sg->size);
 	report_json_key(j, "order");
 	report_json_array_begin(j);
@@ -274,18 +433,29 @@ static void write_suggestion_json(struct report_json *j, const struct layout_sug
 	report_json_object_end(j);
 }
 
-void layout_write_json(FILE *f, const struct layout_suggestion *sg, size_t n, uint64_t period)
+void layout_write_json(FILE *f, const struct layout_suggestion *sg, size_t n,
+		       const struct layout_units *u)
 {
 	struct report_json j;
+	struct layout_units def;
 
+	u = units_or_default(u, &def);
 	report_json_init(&j, f);
 	report_json_object_begin(&j);
 	report_json_kv_string(&j, "format", "lever-layout-report");
 	report_json_kv_integer(&j, "version", 1);
 	report_json_kv_integer(&j, "line_size", LAYOUT_LINE_SIZE);
+	report_json_key(&j, "source");
+	if (u->source)
+		report_json_string(&j, u->source);
+	else
+		report_json_null(&j);
+	/* what every count below is, and what count × period is */
+	report_json_kv_string(&j, "unit", u->count);
+	report_json_kv_string(&j, "period_unit", u->scaled);
 	report_json_key(&j, "period");
-	if (period)
-		report_json_integer(&j, (long long)period);
+	if (u->period)
+		report_json_integer(&j, (long long)u->period);
 	else
 		report_json_null(&j);
 	report_json_key(&j, "structs");

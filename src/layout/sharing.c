@@ -93,6 +93,9 @@ static void classify(struct layout_shared_line *line)
 
 			if (i == k || !w->writes)
 				continue;
+			/* each unordered pair once: from its first writer's side */
+			if (k > i || !o->writes)
+				line->sharing += w->count < o->count ? w->count : o->count;
 			line->shared = true;
 			if (w->written & o->bytes)
 				line->false_sharing = false;
@@ -163,33 +166,108 @@ static void print_bytes(FILE *f, uint64_t mask)
 	fprintf(f, lo == hi ? "byte %d" : "bytes %d-%d", lo, hi);
 }
 
-void layout_print_shared_lines(FILE *f, const struct layout_record *rec, size_t max)
+/* The line passes params' significance rule (issue 17 B2), against all addressed samples. */
+static bool line_is_significant(const struct layout_shared_line *l, uint64_t total,
+				const struct layout_params *params)
 {
-	struct layout_shared_line *lines = calloc(max ? max : 1, sizeof(*lines));
-	size_t n = lines ? layout_find_shared_lines(rec, lines, max) : 0;
+	return l->sharing >= params->sharing_min_samples &&
+	       (double)l->sharing >= params->sharing_min_share * (double)total;
+}
 
-	for (size_t i = 0; i < n && i < max; i++) {
-		const struct layout_shared_line *l = &lines[i];
+static void print_line(FILE *f, const struct layout_record *rec, const struct layout_shared_line *l,
+		       const char *unit)
+{
+	fprintf(f, "%s sharing of data line %#llx (%llu %s):", l->false_sharing ? "false" : "true",
+		(unsigned long long)l->line, (unsigned long long)l->count, unit);
+	for (size_t k = 0; k < l->n_threads; k++) {
+		const struct layout_line_thread *t = &l->threads[k];
 
-		fprintf(f, "%s sharing of data line %#llx (%llu samples):",
-			l->false_sharing ? "false" : "true", (unsigned long long)l->line,
-			(unsigned long long)l->count);
-		for (size_t k = 0; k < l->n_threads; k++) {
-			const struct layout_line_thread *t = &l->threads[k];
-
-			fprintf(f, "%s thread %u ", k ? ";" : "", t->tid);
-			print_bytes(f, t->bytes);
-			if (t->has_field)
-				fprintf(f, " (%s.%s)", rec->program.structs[t->struct_index]->name,
-					rec->program.structs[t->struct_index]
-					    ->fields[t->field_index]
-					    .name);
-			fprintf(f, ", %llu samples, %llu writes", (unsigned long long)t->count,
-				(unsigned long long)t->writes);
-		}
-		fprintf(f, "\n");
+		fprintf(f, "%s thread %u ", k ? ";" : "", t->tid);
+		print_bytes(f, t->bytes);
+		if (t->has_field)
+			fprintf(f, " (%s.%s)", rec->program.structs[t->struct_index]->name,
+				rec->program.structs[t->struct_index]->fields[t->field_index].name);
+		fprintf(f, ", %llu %s, %llu writes", (unsigned long long)t->count, unit,
+			(unsigned long long)t->writes);
 	}
-	if (n > max)
-		fprintf(f, "... %zu more shared lines\n", n - max);
+	fprintf(f, "\n");
+}
+
+void layout_print_shared_lines(FILE *f, const struct layout_record *rec, size_t max,
+			       const struct layout_params *params)
+{
+	size_t n = layout_find_shared_lines(rec, NULL, 0), shown = 0, below = 0;
+	struct layout_shared_line *lines = n ? calloc(n, sizeof(*lines)) : NULL;
+	uint64_t total = 0, below_samples = 0;
+	struct layout_units u;
+
+	if (!lines)
+		return;
+	/* counted in what the record's source measures (issue 17 B4) */
+	layout_units_for(rec->source, rec->period, &u);
+	layout_find_shared_lines(rec, lines, n);
+	for (size_t i = 0; i < rec->n_accesses; i++)
+		total += rec->accesses[i].count;
+	for (size_t i = 0; i < n; i++) {
+		if (!line_is_significant(&lines[i], total, params)) {
+			below++;
+			below_samples += lines[i].count;
+		} else if (shown < max) {
+			print_line(f, rec, &lines[i], u.count);
+			shown++;
+		}
+	}
+	if (n - below > shown)
+		fprintf(f, "... %zu more shared lines\n", n - below - shown);
+	if (below)
+		fprintf(f,
+			"%zu shared line%s left out (%llu %s on them): their sharing (two "
+			"threads, one writing: the smaller count) is below %llu %s or %.3g%% "
+			"of the %llu addressed %s (--sharing-min-samples, "
+			"--sharing-min-share)\n",
+			below, below == 1 ? "" : "s", (unsigned long long)below_samples, u.count,
+			(unsigned long long)params->sharing_min_samples, u.count,
+			100.0 * params->sharing_min_share, (unsigned long long)total, u.count);
 	free(lines);
+}
+
+static int compare_ref_pc(const void *key, const void *elem)
+{
+	uint64_t pc = *(const uint64_t *)key;
+	const struct layout_reference *r = elem;
+
+	return pc < r->pc ? -1 : pc > r->pc;
+}
+
+/* Every reference at an access's pc credits its struct's object (as Algorithm 2 credits fields). */
+static int add_objects_of(struct layout_program *p, const struct layout_access *a)
+{
+	const struct layout_reference *r =
+	    bsearch(&a->pc, p->refs, p->n_refs, sizeof(*p->refs), compare_ref_pc);
+
+	if (!r)
+		return 0;
+	while (r > p->refs && r[-1].pc == a->pc)
+		r--;
+	for (; r < p->refs + p->n_refs && r->pc == a->pc; r++) {
+		struct layout_struct *s = p->structs[r->struct_index];
+		uint64_t object = a->addr - s->fields[r->field_index].offset;
+
+		if (layout_struct_add_object_access(s, object, r->field_index, a->tid, a->count,
+						    a->write))
+			return -1;
+	}
+	return 0;
+}
+
+int layout_record_objects(struct layout_record *rec)
+{
+	struct layout_program *p = &rec->program;
+
+	for (size_t i = 0; i < rec->n_accesses; i++)
+		if (add_objects_of(p, &rec->accesses[i]))
+			return -1;
+	for (size_t i = 0; i < p->n_structs; i++)
+		layout_struct_objects_finish(p->structs[i]);
+	return 0;
 }

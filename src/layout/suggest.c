@@ -10,8 +10,20 @@
  *
  * ABI constraints (spec §5.6): a flexible array member stays last, and a
  * pinned field keeps its original position; every algorithm only orders
- * the remaining fields around them.
+ * the remaining fields around them. A field fixed at its offset (constraint
+ * file) refuses a layout that moves it; a frozen struct (another binary
+ * uses it, or the constraint file keeps it) is reported, never reordered
+ * (constraints.c).
+ *
+ * Sharing is judged per object (issue 17 B1): F's benefit and the
+ * false-sharing pairs come from what threads did to the fields of one
+ * object (its data addresses), never from two threads touching one field
+ * of different objects. G changes a layout only for a benefit above the
+ * counts' noise, and grows a struct only for a benefit that is a delta
+ * (modelled misses or per-object sharing), never for estimate E alone
+ * (issue 17 B3; E is positive even when nothing moves, spec §2.7E).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +36,10 @@ void layout_params_default(struct layout_params *params)
 	params->dominant_share = 0.9;
 	params->threshold = 0;
 	params->pack_holes = false;
+	params->sigmas = 2.0;
+	/* 4 = the smallest count whose 2σ Poisson interval excludes 0 */
+	params->sharing_min_samples = 4;
+	params->sharing_min_share = 0.01;
 }
 
 static bool field_is_fixed(const struct layout_field *f)
@@ -274,59 +290,91 @@ uint64_t layout_modelled_misses(const struct layout_struct *s, const uint32_t *o
 	return sum + line_max;
 }
 
-/* Per-line thread weights, summed over the fields in [from, to) of order. */
-static uint64_t line_sharing(const struct layout_struct *s, const uint32_t *order, size_t from,
-			     size_t to)
+/* Per field index: the line it starts in, in the layout of order and line_start. */
+static uint32_t *lines_of_fields(const struct layout_struct *s, const uint32_t *order,
+				 const bool *line_start)
 {
-	uint32_t tids[LAYOUT_MAX_THREADS * 4];
-	uint64_t weights[LAYOUT_MAX_THREADS * 4];
-	size_t n = 0;
+	struct line_walk w;
+	uint32_t *line = malloc((s->n_fields ? s->n_fields : 1) * sizeof(*line));
+
+	if (!line || !walk_begin(&w, s, order, line_start)) {
+		free(line);
+		return NULL;
+	}
+	for (size_t k = 0; k < w.n; k++)
+		line[order[k]] = w.offsets[k] / LAYOUT_LINE_SIZE;
+	free(w.offsets);
+	return line;
+}
+
+/* One thread's samples and writes on one line of one object. */
+struct line_thread {
+	uint32_t line, tid;
+	uint64_t weight, writes;
+};
+
+/* Fold the accesses of one object (a[0..n)) into per (line, thread) entries. */
+static size_t object_lines(const struct layout_object_access *a, size_t n, const uint32_t *line,
+			   struct line_thread *out)
+{
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t k;
+
+		for (k = 0; k < m; k++)
+			if (out[k].line == line[a[i].field] && out[k].tid == a[i].tid)
+				break;
+		if (k == m)
+			out[m++] = (struct line_thread){.line = line[a[i].field], .tid = a[i].tid};
+		out[k].weight += a[i].weight;
+		out[k].writes += a[i].writes;
+	}
+	return m;
+}
+
+/* spec §2.7F step 5 on one object: thread pairs on a line, one of them writing it. */
+static uint64_t object_sharing(const struct line_thread *lt, size_t m)
+{
 	uint64_t sum = 0;
 
-	for (size_t k = from; k < to; k++) {
-		const struct layout_field *f = &s->fields[order[k]];
-
-		for (size_t t = 0; t < f->n_threads; t++) {
-			size_t i;
-
-			for (i = 0; i < n; i++)
-				if (tids[i] == f->threads[t].tid)
-					break;
-			if (i == n) {
-				if (n == sizeof(tids) / sizeof(tids[0]))
-					i = n - 1;
-				else {
-					tids[n] = f->threads[t].tid;
-					weights[n++] = 0;
-				}
-			}
-			weights[i] += f->threads[t].weight;
-		}
-	}
-	/* spec §2.7F step 5: Σ over thread pairs both touching the line of min(w_t, w_u) */
-	for (size_t i = 0; i < n; i++)
-		for (size_t j = i + 1; j < n; j++)
-			sum += weights[i] < weights[j] ? weights[i] : weights[j];
+	for (size_t i = 0; i < m; i++)
+		for (size_t j = i + 1; j < m; j++)
+			if (lt[i].line == lt[j].line && (lt[i].writes || lt[j].writes))
+				sum += lt[i].weight < lt[j].weight ? lt[i].weight : lt[j].weight;
 	return sum;
+}
+
+/* The end of the object that starts at index i of s->objects. */
+static size_t object_end(const struct layout_struct *s, size_t i)
+{
+	size_t j = i + 1;
+
+	while (j < s->n_objects && s->objects[j].object == s->objects[i].object)
+		j++;
+	return j;
 }
 
 uint64_t layout_sharing_weight(const struct layout_struct *s, const uint32_t *order,
 			       const bool *line_start)
 {
-	struct line_walk w;
+	uint32_t *line;
+	struct line_thread *lt;
 	uint64_t sum = 0;
-	size_t from = 0;
 
-	if (!walk_begin(&w, s, order, line_start))
+	if (!s->n_objects)
 		return 0;
-	for (size_t k = 1; k <= w.n; k++) {
-		if (k == w.n ||
-		    w.offsets[k] / LAYOUT_LINE_SIZE != w.offsets[from] / LAYOUT_LINE_SIZE) {
-			sum += line_sharing(s, order, from, k);
-			from = k;
+	line = lines_of_fields(s, order, line_start);
+	lt = malloc(s->n_objects * sizeof(*lt));
+	if (line && lt)
+		for (size_t i = 0; i < s->n_objects;) {
+			size_t j = object_end(s, i);
+
+			sum += object_sharing(lt, object_lines(s->objects + i, j - i, line, lt));
+			i = j;
 		}
-	}
-	free(w.offsets);
+	free(line);
+	free(lt);
 	return sum;
 }
 
@@ -506,20 +554,131 @@ void layout_suggestion_clear(struct layout_suggestion *sg)
 	memset(sg, 0, sizeof(*sg));
 }
 
+/* Is `gain`, a difference of sampled counts totalling `counts`, above their noise? */
+static bool above_noise(uint64_t gain, uint64_t counts, double sigmas, uint64_t *noise)
+{
+	double floor = sigmas * sqrt((double)counts);
+
+	*noise = (uint64_t)ceil(floor);
+	return gain > 0 && (double)gain > floor;
+}
+
+/* Does the layout move a field whose offset the constraints fix? Which one, in *field. */
+static bool moves_fixed_field(const struct layout_struct *s, const uint32_t *order,
+			      const uint32_t *offsets, uint32_t *field)
+{
+	for (size_t k = 0; k < s->n_fields; k++)
+		if (s->fields[order[k]].at_offset && offsets[k] != s->fields[order[k]].offset) {
+			*field = order[k];
+			return true;
+		}
+	return false;
+}
+
+/* The same for an order not yet placed (F's); true when it cannot tell (ENOMEM). */
+static bool order_moves_fixed(const struct layout_struct *s, const uint32_t *order,
+			      const bool *lines)
+{
+	uint32_t *offsets = malloc((s->n_fields ? s->n_fields : 1) * sizeof(*offsets)), field;
+	bool moves = true;
+
+	if (offsets) {
+		layout_place(s, order, lines, offsets);
+		moves = moves_fixed_field(s, order, offsets, &field);
+	}
+	free(offsets);
+	return moves;
+}
+
+/*
+ * D under G's rules: kept only for a benefit above its noise, and, when
+ * it grows the struct, for a drop of the modelled misses above theirs.
+ */
+static void choose_by_misses(const struct layout_struct *s, const struct layout_params *params,
+			     struct layout_suggestion *out)
+{
+	size_t n = s->n_fields;
+	uint64_t saved = layout_estimate_saved(s, out->order, NULL);
+	uint64_t modelled = layout_modelled_misses(s, out->order, NULL);
+	uint32_t size = layout_place(s, out->order, NULL, out->offsets);
+	uint64_t drop = out->modelled_before > modelled ? out->modelled_before - modelled : 0;
+
+	out->saved = saved;
+	out->algorithm = LAYOUT_ALGO_ORIGINAL;
+	out->benefit = 0;
+	if (is_identity(out->order, NULL, n)) {
+		out->keep = LAYOUT_KEEP_NO_MOVE;
+		return;
+	}
+	out->rejected_size = size;
+	out->rejected_saved = saved;
+	out->rejected_modelled = modelled;
+	if (moves_fixed_field(s, out->order, out->offsets, &out->moved_field)) {
+		out->keep = LAYOUT_KEEP_MOVES_FIXED;
+		return;
+	}
+	if (!above_noise(saved, saved, params->sigmas, &out->noise)) {
+		out->keep = LAYOUT_KEEP_BELOW_NOISE;
+		return;
+	}
+	if (size > s->size &&
+	    !above_noise(drop, out->modelled_before + modelled, params->sigmas, &out->noise)) {
+		out->keep = LAYOUT_KEEP_WOULD_GROW;
+		return;
+	}
+	out->algorithm = LAYOUT_ALGO_MISSES;
+	out->keep = LAYOUT_KEEP_NOTHING;
+	out->benefit = saved;
+}
+
+/*
+ * F under G's rules: its padding is paid for only by the cross-thread
+ * sharing it avoids, judged per object. Each unit of sharing weight is a
+ * round trip of the line between two threads, a miss in each; spreading
+ * fields over lines costs the rise of the modelled misses (fields that
+ * missed together now miss apart). F is chosen only when the misses it
+ * avoids exceed that cost by more than their noise, and its benefit (spec
+ * §2.7F step 5: avoided + E) exceeds D's.
+ */
+static void choose_by_threads(const struct layout_struct *s, const struct layout_params *params,
+			      const uint32_t *order, const bool *lines,
+			      struct layout_suggestion *out)
+{
+	size_t n = s->n_fields;
+	uint64_t after = layout_sharing_weight(s, order, lines), noise;
+	uint64_t avoided = out->sharing_before > after ? out->sharing_before - after : 0;
+	uint64_t modelled = layout_modelled_misses(s, order, lines);
+	uint64_t rise = modelled > out->modelled_before ? modelled - out->modelled_before : 0;
+	uint64_t benefit = avoided + layout_estimate_saved(s, order, lines);
+	uint64_t gain = 2 * avoided > rise ? 2 * avoided - rise : 0;
+
+	out->threads_considered = true;
+	out->threads_avoided = avoided;
+	out->threads_rise = rise;
+	if (!above_noise(gain, 2 * avoided + rise, params->sigmas, &noise) ||
+	    benefit <= out->benefit || order_moves_fixed(s, order, lines))
+		return;
+	memcpy(out->order, order, n * sizeof(*order));
+	memcpy(out->line_start, lines, n * sizeof(*lines));
+	out->algorithm = LAYOUT_ALGO_THREADS;
+	out->keep = LAYOUT_KEEP_NOTHING;
+	out->saved = layout_estimate_saved(s, out->order, out->line_start);
+	out->benefit = benefit;
+}
+
 int layout_suggest(const struct layout_struct *s, const struct layout_params *params,
 		   struct layout_suggestion *out)
 {
 	size_t n = s->n_fields;
 	uint32_t *identity = calloc(n ? n : 1, sizeof(*identity));
-	uint32_t *thread_order = malloc(n * sizeof(*thread_order));
-	bool *thread_lines = calloc(n, sizeof(*thread_lines));
-	uint64_t thread_benefit = 0;
+	uint32_t *thread_order = malloc((n ? n : 1) * sizeof(*thread_order));
+	bool *thread_lines = calloc(n ? n : 1, sizeof(*thread_lines));
 
 	memset(out, 0, sizeof(*out));
 	out->s = s;
-	out->order = malloc(n * sizeof(*out->order));
-	out->line_start = calloc(n, sizeof(*out->line_start));
-	out->offsets = malloc(n * sizeof(*out->offsets));
+	out->order = malloc((n ? n : 1) * sizeof(*out->order));
+	out->line_start = calloc(n ? n : 1, sizeof(*out->line_start));
+	out->offsets = malloc((n ? n : 1) * sizeof(*out->offsets));
 	if (!identity || !thread_order || !thread_lines || !out->order || !out->line_start ||
 	    !out->offsets) {
 		free(identity);
@@ -535,33 +694,21 @@ int layout_suggest(const struct layout_struct *s, const struct layout_params *pa
 	out->sharing_before = layout_sharing_weight(s, identity, NULL);
 
 	layout_order_by_misses(s, params, out->order);
-	out->algorithm = LAYOUT_ALGO_MISSES;
-	out->saved = layout_estimate_saved(s, out->order, NULL);
-	out->benefit = out->saved;
-	/*
-	 * Estimator E is positive even when nothing moves (spec §2.7E
-	 * critique); a suggestion equal to the original has nothing to apply,
-	 * so it competes and ranks with benefit 0 (its E stays in `saved`).
-	 */
-	if (is_identity(out->order, NULL, n)) {
+	choose_by_misses(s, params, out);
+	if (layout_order_by_threads(s, params, thread_order, thread_lines) &&
+	    !is_identity(thread_order, thread_lines, n))
+		choose_by_threads(s, params, thread_order, thread_lines, out);
+	/* ABI: reported with what it would save, never reordered */
+	if (s->frozen) {
+		out->rejected_saved = out->algorithm != LAYOUT_ALGO_ORIGINAL ? out->benefit : 0;
 		out->algorithm = LAYOUT_ALGO_ORIGINAL;
+		out->keep = LAYOUT_KEEP_FROZEN;
 		out->benefit = 0;
 	}
-
-	/* F's benefit: sharing avoided plus E's term on its layout (spec §2.7F step 5). */
-	if (layout_order_by_threads(s, params, thread_order, thread_lines)) {
-		uint64_t after = layout_sharing_weight(s, thread_order, thread_lines);
-		uint64_t avoided = out->sharing_before > after ? out->sharing_before - after : 0;
-
-		thread_benefit = avoided + layout_estimate_saved(s, thread_order, thread_lines);
-		/* on a tie D wins: it does not grow the struct */
-		if (thread_benefit > out->benefit && !is_identity(thread_order, thread_lines, n)) {
-			memcpy(out->order, thread_order, n * sizeof(*thread_order));
-			memcpy(out->line_start, thread_lines, n * sizeof(*thread_lines));
-			out->algorithm = LAYOUT_ALGO_THREADS;
-			out->saved = layout_estimate_saved(s, out->order, out->line_start);
-			out->benefit = thread_benefit;
-		}
+	/* kept: the printed layout and every "after" figure are the original's */
+	if (out->algorithm == LAYOUT_ALGO_ORIGINAL) {
+		memcpy(out->order, identity, n * sizeof(*identity));
+		memset(out->line_start, 0, n * sizeof(*out->line_start));
 	}
 	out->size = layout_place(s, out->order, out->line_start, out->offsets);
 	out->modelled_after = layout_modelled_misses(s, out->order, out->line_start);
@@ -595,48 +742,106 @@ size_t layout_rank(struct layout_suggestion *sg, size_t n, const struct layout_p
 
 /* ---------------------------------------------------------------- false sharing */
 
-static void pairs_of_fields(const struct layout_struct *s, uint32_t line, uint32_t fw, uint32_t fo,
-			    struct layout_false_sharing *out, size_t max, size_t *count)
+struct pair_list {
+	struct layout_false_sharing *v;
+	size_t n, cap;
+	bool failed;
+};
+
+/* Add one object's weight to the pair (written field, other field, writer, other). */
+static void add_pair(struct pair_list *l, const struct layout_false_sharing *p)
 {
-	const struct layout_field *w = &s->fields[fw], *o = &s->fields[fo];
+	for (size_t i = 0; i < l->n; i++) {
+		struct layout_false_sharing *q = &l->v[i];
 
-	for (size_t t = 0; t < w->n_threads; t++) {
-		if (!w->threads[t].writes)
-			continue;
-		for (size_t u = 0; u < o->n_threads; u++) {
-			uint64_t a = w->threads[t].writes, b = o->threads[u].weight;
-
-			if (o->threads[u].tid == w->threads[t].tid || !b)
-				continue;
-			if (*count < max)
-				out[*count] =
-				    (struct layout_false_sharing){.line = line,
-								  .written_field = fw,
-								  .other_field = fo,
-								  .writer_tid = w->threads[t].tid,
-								  .other_tid = o->threads[u].tid,
-								  .weight = a < b ? a : b};
-			(*count)++;
+		if (q->written_field == p->written_field && q->other_field == p->other_field &&
+		    q->writer_tid == p->writer_tid && q->other_tid == p->other_tid) {
+			q->weight += p->weight;
+			q->objects++;
+			return;
 		}
 	}
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 32;
+		struct layout_false_sharing *g = realloc(l->v, cap * sizeof(*g));
+
+		if (!g) {
+			l->failed = true;
+			return;
+		}
+		l->v = g;
+		l->cap = cap;
+	}
+	l->v[l->n] = *p;
+	l->v[l->n++].objects = 1;
+}
+
+/* One object's pairs: a field written by t, another on its line used by u != t. */
+static void object_pairs(const struct layout_object_access *a, size_t n, const uint32_t *line,
+			 struct pair_list *l)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!a[i].writes)
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			uint64_t w = a[i].writes, o = a[k].weight;
+
+			if (a[k].field == a[i].field || a[k].tid == a[i].tid ||
+			    line[a[k].field] != line[a[i].field] || !o)
+				continue;
+			add_pair(l, &(struct layout_false_sharing){.line = line[a[i].field],
+								   .written_field = a[i].field,
+								   .other_field = a[k].field,
+								   .writer_tid = a[i].tid,
+								   .other_tid = a[k].tid,
+								   .weight = w < o ? w : o});
+		}
+	}
+}
+
+static int compare_pairs(const void *x, const void *y)
+{
+	const struct layout_false_sharing *a = x, *b = y;
+
+	if (a->weight != b->weight)
+		return a->weight > b->weight ? -1 : 1;
+	if (a->line != b->line)
+		return a->line < b->line ? -1 : 1;
+	if (a->written_field != b->written_field)
+		return a->written_field < b->written_field ? -1 : 1;
+	if (a->other_field != b->other_field)
+		return a->other_field < b->other_field ? -1 : 1;
+	if (a->writer_tid != b->writer_tid)
+		return a->writer_tid < b->writer_tid ? -1 : 1;
+	return a->other_tid < b->other_tid ? -1 : a->other_tid > b->other_tid;
 }
 
 size_t layout_find_false_sharing(const struct layout_struct *s, const uint32_t *order,
 				 const bool *line_start, struct layout_false_sharing *out,
 				 size_t max)
 {
-	struct line_walk w;
-	size_t count = 0;
+	struct pair_list l = {0};
+	uint32_t *line;
+	size_t count;
 
-	if (!walk_begin(&w, s, order, line_start))
+	if (!s->n_objects)
 		return 0;
-	for (size_t i = 0; i < w.n; i++)
-		for (size_t k = 0; k < w.n; k++) {
-			uint32_t line = w.offsets[i] / LAYOUT_LINE_SIZE;
+	line = lines_of_fields(s, order, line_start);
+	if (!line)
+		return 0;
+	for (size_t i = 0; i < s->n_objects && !l.failed;) {
+		size_t j = object_end(s, i);
 
-			if (k != i && w.offsets[k] / LAYOUT_LINE_SIZE == line)
-				pairs_of_fields(s, line, order[i], order[k], out, max, &count);
-		}
-	free(w.offsets);
+		object_pairs(s->objects + i, j - i, line, &l);
+		i = j;
+	}
+	free(line);
+	count = l.failed ? 0 : l.n;
+	if (count) {
+		qsort(l.v, count, sizeof(*l.v), compare_pairs);
+		if (out && max)
+			memcpy(out, l.v, (count < max ? count : max) * sizeof(*out));
+	}
+	free(l.v);
 	return count;
 }

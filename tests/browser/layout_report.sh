@@ -15,7 +15,7 @@ command -v chromium >/dev/null || { echo "layout_report: chromium is missing (sc
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 printf '%s\n' \
-	'lever-layout-record	1' \
+	'lever-layout-record	2' \
 	'struct	foo' \
 	'field	a	long long	-	0	8	8' \
 	'field	b	struct bar *	-	8	8	8' \
@@ -40,6 +40,8 @@ printf '%s\n' \
 	'sample	0x402000	400	1' \
 	'sample	0x402100	300	2' \
 	'sample	0x402200	20	2' \
+	'access	0x402000	0x7f0000001000	1	w	400' \
+	'access	0x402100	0x7f0000001008	2	w	300' \
 	'period	16384' >"$tmp/r.record"
 html=$tmp/layout.html
 "$lever" layout report --html "$html" "$tmp/r.record" >/dev/null

@@ -111,7 +111,7 @@ cmp -s "$WORK/original.out" "$WORK/suggested.out" &&
 
 before=$(struct_misses "$WORK/original.record" record)
 after=$(struct_misses "$WORK/suggested.record" record)
-estimate=$(sed -n 's/^In struct record you will save \([0-9]*\) misses.*/\1/p' "$WORK/original.report")
+estimate=$(sed -n 's/^In struct record you will save \([0-9]*\) simulated misses.*/\1/p' "$WORK/original.report")
 cut=$((before - after))
 if [ "${estimate:-0}" -gt 0 ] && [ $((cut * 100)) -ge $((estimate * 80)) ] &&
 	[ $((cut * 100)) -le $((estimate * 120)) ]; then

@@ -420,6 +420,13 @@ static void test_thread_example_separates_lines(void **state)
 		    .pc = refs[i].pc, .count = 10 + (uint64_t)i, .tid = i < 3 ? 1 : 2};
 	}
 	assert_int_equal(layout_annotate(&p, samples, 6, LAYOUT_ADJUST_THESIS), 0);
+	/* every access is to one object: its lines are what the threads share */
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(layout_struct_add_object_access(s, 0x1000, refs[i].field_index,
+								 samples[i].tid, samples[i].count,
+								 true),
+				 0);
+	layout_struct_objects_finish(s);
 	layout_params_default(&params);
 	assert_int_equal(layout_suggest(s, &params, &sg), 0);
 	assert_int_equal(sg.algorithm, LAYOUT_ALGO_THREADS);
@@ -458,6 +465,10 @@ static void test_false_sharing_pair_in_miss_order_goes_to_threads(void **state)
 
 	(void)state;
 	assert_int_equal(layout_annotate(&p, samples, 2, LAYOUT_ADJUST_THESIS), 0);
+	/* both threads write their field of the same object */
+	assert_int_equal(layout_struct_add_object_access(s, 0x2000, 0, 1, 400, true), 0);
+	assert_int_equal(layout_struct_add_object_access(s, 0x2000, 1, 2, 300, true), 0);
+	layout_struct_objects_finish(s);
 	layout_params_default(&params);
 	assert_int_equal(layout_suggest(s, &params, &sg), 0);
 	assert_int_equal(sg.algorithm, LAYOUT_ALGO_THREADS);
@@ -466,6 +477,263 @@ static void test_false_sharing_pair_in_miss_order_goes_to_threads(void **state)
 	assert_int_equal(sg.benefit, 300);
 	assert_string_equal(s->fields[sg.order[1]].name, "misses");
 	assert_int_equal(sg.offsets[1], 64);
+	layout_suggestion_clear(&sg);
+	layout_struct_free(s);
+}
+
+/*
+ * Issue 17 B1: two threads writing the same fields of *different* objects
+ * share no line. F must not pad the struct for them: sharing is judged per
+ * object, so their sharing weight is 0 and the layout is kept; the same
+ * counts on one object are sharing, and F separates them.
+ */
+static void test_sharing_is_judged_per_object(void **state)
+{
+	static const struct field_spec f[] = {{"long", "hits", NULL, 8, 8},
+					      {"long", "misses", NULL, 8, 8},
+					      {"char", "name", "[48]", 48, 1}};
+	struct layout_struct *s = build("counters", f, 3);
+	uint64_t counts[3] = {400, 300, 0};
+	struct layout_params params;
+	struct layout_suggestion sg;
+	struct layout_false_sharing pair;
+	uint32_t identity[3] = {0, 1, 2};
+
+	(void)state;
+	annotate_counts(s, counts);
+	s->fields[0].n_threads = s->fields[1].n_threads = 1;
+	s->fields[0].threads[0] = (struct layout_thread_weight){1, 400, 400};
+	s->fields[1].threads[0] = (struct layout_thread_weight){2, 300, 300};
+	/* thread 1 writes hits of the objects at 0x1000 and 0x1100, thread 2 misses of 0x2000 */
+	assert_int_equal(layout_struct_add_object_access(s, 0x1000, 0, 1, 200, true), 0);
+	assert_int_equal(layout_struct_add_object_access(s, 0x1100, 0, 1, 200, true), 0);
+	assert_int_equal(layout_struct_add_object_access(s, 0x2000, 1, 2, 300, true), 0);
+	layout_struct_objects_finish(s);
+	layout_params_default(&params);
+	assert_int_equal(layout_suggest(s, &params, &sg), 0);
+	assert_int_equal(sg.sharing_before, 0);
+	assert_int_not_equal(sg.algorithm, LAYOUT_ALGO_THREADS);
+	assert_int_equal(sg.size, s->size);
+	assert_true(sg.threads_considered);
+	assert_int_equal(sg.threads_avoided, 0);
+	assert_int_equal(layout_find_false_sharing(s, identity, NULL, &pair, 1), 0);
+	layout_suggestion_clear(&sg);
+
+	/*
+	 * thread 2 also writes misses of 0x1000: 200 round trips of its line,
+	 * 400 misses avoided, for a rise of the modelled misses from 400
+	 * (one line) to 700 (hits and misses apart)
+	 */
+	assert_int_equal(layout_struct_add_object_access(s, 0x1000, 1, 2, 250, true), 0);
+	layout_struct_objects_finish(s);
+	assert_int_equal(layout_suggest(s, &params, &sg), 0);
+	assert_int_equal(sg.sharing_before, 200);
+	assert_int_equal(sg.threads_rise, 300);
+	assert_int_equal(sg.algorithm, LAYOUT_ALGO_THREADS);
+	assert_int_equal(sg.sharing_after, 0);
+	assert_int_equal(layout_find_false_sharing(s, identity, NULL, &pair, 1), 2);
+	assert_int_equal(pair.weight, 200);
+	assert_int_equal(pair.objects, 1);
+	layout_suggestion_clear(&sg);
+
+	/* 100 round trips would not pay for the 300 misses more that spreading costs */
+	s->objects[1].weight = s->objects[1].writes = 100;
+	assert_int_equal(layout_suggest(s, &params, &sg), 0);
+	assert_int_equal(sg.threads_avoided, 100);
+	assert_int_not_equal(sg.algorithm, LAYOUT_ALGO_THREADS);
+	layout_suggestion_clear(&sg);
+
+	/* read-only on both sides: no line bounces, no sharing */
+	for (size_t i = 0; i < s->n_objects; i++)
+		s->objects[i].writes = 0;
+	assert_int_equal(layout_sharing_weight(s, identity, NULL), 0);
+	layout_struct_free(s);
+}
+
+/*
+ * Issue 17 B3: a reorder is suggested only for a benefit above its noise,
+ * and one that grows the struct only when the modelled misses drop.
+ * `int a; int b; long c;` (16 bytes) with b hot, c warm: D's order b, c, a
+ * takes 24 bytes and leaves the one line as hot as before.
+ */
+static void test_no_growth_without_benefit(void **state)
+{
+	static const struct field_spec f[] = {
+	    {"int", "a", NULL, 4, 4}, {"int", "b", NULL, 4, 4}, {"long", "c", NULL, 8, 8}};
+	struct layout_struct *s = build("small", f, 3);
+	uint64_t grow[3] = {0, 10, 5}, noise[3] = {0, 3, 1};
+	struct layout_params params;
+	struct layout_suggestion sg;
+
+	(void)state;
+	layout_params_default(&params);
+	annotate_counts(s, grow);
+	assert_int_equal(layout_suggest(s, &params, &sg), 0);
+	assert_int_equal(sg.algorithm, LAYOUT_ALGO_ORIGINAL);
+	assert_int_equal(sg.keep, LAYOUT_KEEP_WOULD_GROW);
+	assert_int_equal(sg.rejected_size, 24);
+	assert_int_equal(sg.size, 16);
+	assert_int_equal(sg.benefit, 0);
+	for (size_t k = 0; k < 3; k++)
+		assert_int_equal(sg.order[k], k);
+	layout_suggestion_clear(&sg);
+
+	/* E = 1 sample: below 2·√1, nothing is worth moving */
+	layout_struct_free(s);
+	s = build("small", f, 3);
+	annotate_counts(s, noise);
+	assert_int_equal(layout_suggest(s, &params, &sg), 0);
+	assert_int_equal(sg.algorithm, LAYOUT_ALGO_ORIGINAL);
+	assert_int_equal(sg.keep, LAYOUT_KEEP_BELOW_NOISE);
+	assert_int_equal(sg.rejected_saved, 1);
+	layout_suggestion_clear(&sg);
+	layout_struct_free(s);
+}
+
+/* Apply constraint text to a program of one struct; returns the reader's result. */
+static int constrain(struct layout_struct *s, const char *text, char *err, size_t err_size)
+{
+	struct layout_program p = {.n_structs = 1, .structs = &s};
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	int rc;
+
+	assert_non_null(f);
+	rc = layout_constraints_read(f, "c.txt", &p, NULL, err, err_size);
+	fclose(f);
+	return rc;
+}
+
+#define CONSTRAINTS_HEAD "lever-layout-constraints 1\n"
+
+/*
+ * Issue 17 ABI constraints: a `keep` struct is reported but never
+ * reordered, with the file's reason; `fixed` keeps a field's offset (D's
+ * order that would move it is refused), `first`/`last` keep a field where
+ * it is; bad files give FILE:LINE errors.
+ */
+static void test_constraint_file(void **state)
+{
+	uint64_t counts[4] = {111, 15, 19, 128};
+	struct layout_struct *s = build("foo", table_3_2, 4);
+	struct layout_params params;
+	struct layout_suggestion sg;
+	char err[256];
+
+	(void)state;
+	annotate_counts(s, counts);
+	layout_params_default(&params);
+	assert_int_equal(constrain(s,
+				   CONSTRAINTS_HEAD "# on-disk header\n\n"
+						    "keep foo written to disk by v1 tools\n"
+						    "keep absent\n",
+				   err, sizeof(err)),
+			 0);
+	assert_string_equal(s->frozen, "c.txt:4 says so: written to disk by v1 tools");
+	assert_int_equal(layout_suggest(s, &params, &sg), 0);
+	assert_int_equal(sg.algorithm, LAYOUT_ALGO_ORIGINAL);
+	assert_int_equal(sg.keep, LAYOUT_KEEP_FROZEN);
+	assert_int_equal(sg.benefit, 0);
+	assert_int_equal(sg.rejected_saved, 145); /* what it would have saved, reported */
+	assert_int_equal(sg.size, 32);
+	layout_suggestion_clear(&sg);
+	assert_int_equal(constrain(s, CONSTRAINTS_HEAD "reorder foo\n", err, sizeof(err)), 0);
+	assert_null(s->frozen);
+
+	/* b fixed at 8: D goes around it (d b a c), b stays at 8 */
+	assert_int_equal(constrain(s, CONSTRAINTS_HEAD "fixed foo b\n", err, sizeof(err)), 0);
+	assert_true(s->fields[1].pinned && s->fields[1].at_offset);
+	assert_int_equal(layout_suggest(s, &params, &sg), 0);
+	assert_int_equal(sg.algorithm, LAYOUT_ALGO_MISSES);
+	assert_int_equal(sg.order[1], 1);
+	assert_int_equal(sg.offsets[1], 8);
+	layout_suggestion_clear(&sg);
+
+	assert_int_equal(
+	    constrain(s, CONSTRAINTS_HEAD "first foo a\nlast foo d\n", err, sizeof(err)), 0);
+	assert_true(s->fields[0].pinned && s->fields[3].pinned);
+
+	assert_int_equal(constrain(s, CONSTRAINTS_HEAD "first foo c\n", err, sizeof(err)), -1);
+	assert_string_equal(err,
+			    "c.txt:2: c is not where the constraint keeps it: `first` and `last` "
+			    "keep a field where it is (first)");
+	assert_int_equal(constrain(s, CONSTRAINTS_HEAD "fixed foo zz\n", err, sizeof(err)), -1);
+	assert_string_equal(err, "c.txt:2: struct foo has no field zz");
+	assert_int_equal(constrain(s, CONSTRAINTS_HEAD "pin foo a\n", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "c.txt:2: unknown constraint 'pin'"));
+	assert_int_equal(constrain(s, CONSTRAINTS_HEAD "fixed foo\n", err, sizeof(err)), -1);
+	assert_string_equal(err, "c.txt:2: expected: fixed STRUCT FIELD");
+	assert_int_equal(constrain(s, "keep foo\n", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "c.txt:1: not a constraint file"));
+	assert_int_equal(constrain(s, "lever-layout-constraints 9\n", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "c.txt:1: version 9"));
+	assert_int_equal(constrain(s, "", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "c.txt:1: empty"));
+	layout_struct_free(s);
+}
+
+/*
+ * `fixed` keeps the offset, not only the position: `char x; int y; char z;
+ * long w` with z hot puts z and x before y, and w (pinned at position 3)
+ * would move from 16 to 8 — refused, and said why.
+ */
+static void test_fixed_offset_refuses_moving_it(void **state)
+{
+	static const struct field_spec f[] = {{"char", "x", NULL, 1, 1},
+					      {"int", "y", NULL, 4, 4},
+					      {"char", "z", NULL, 1, 1},
+					      {"long", "w", NULL, 8, 8}};
+	uint64_t counts[4] = {5, 0, 50, 0};
+	struct layout_struct *s = build("pad", f, 4);
+	struct layout_params params;
+	struct layout_suggestion sg;
+	char err[256];
+
+	(void)state;
+	annotate_counts(s, counts);
+	layout_params_default(&params);
+	assert_int_equal(layout_pin_field(s, "w"), 0); /* a record's `pinned`: position only */
+	assert_int_equal(layout_suggest(s, &params, &sg), 0);
+	assert_int_equal(sg.algorithm, LAYOUT_ALGO_MISSES);
+	assert_int_equal(sg.offsets[3], 8);
+	layout_suggestion_clear(&sg);
+	assert_int_equal(constrain(s, CONSTRAINTS_HEAD "fixed pad w\n", err, sizeof(err)), 0);
+	assert_int_equal(layout_suggest(s, &params, &sg), 0);
+	assert_int_equal(sg.algorithm, LAYOUT_ALGO_ORIGINAL);
+	assert_int_equal(sg.keep, LAYOUT_KEEP_MOVES_FIXED);
+	assert_int_equal(sg.moved_field, 3);
+	assert_int_equal(sg.offsets[3], 16);
+	layout_suggestion_clear(&sg);
+	layout_struct_free(s);
+}
+
+/* A struct the code of a shared object references keeps its layout: that library's ABI. */
+static void test_struct_shared_with_a_library(void **state)
+{
+	uint64_t counts[4] = {111, 15, 19, 128};
+	struct layout_struct *s = build("foo", table_3_2, 4);
+	struct layout_reference refs[2] = {{.pc = 0x10, .field_index = 0},
+					   {.pc = LAYOUT_MODULE_PC(1, 0x20), .field_index = 3}};
+	struct layout_module modules[2] = {{.path = "/bin/prog", .build_id = ""},
+					   {.path = "/lib/libfoo.so", .build_id = ""}};
+	struct layout_record rec = {.program = {.n_structs = 1, .structs = &s, .refs = refs},
+				    .modules = modules};
+	struct layout_params params;
+	struct layout_suggestion sg;
+
+	(void)state;
+	annotate_counts(s, counts);
+	rec.program.n_refs = 1; /* the program's code only */
+	rec.n_modules = 2;
+	assert_int_equal(layout_mark_shared_structs(&rec), 0);
+	assert_null(s->frozen);
+	rec.program.n_refs = 2;
+	assert_int_equal(layout_mark_shared_structs(&rec), 0);
+	assert_non_null(s->frozen);
+	assert_non_null(strstr(s->frozen, "the code of /lib/libfoo.so uses it"));
+	layout_params_default(&params);
+	assert_int_equal(layout_suggest(s, &params, &sg), 0);
+	assert_int_equal(sg.algorithm, LAYOUT_ALGO_ORIGINAL);
+	assert_int_equal(sg.keep, LAYOUT_KEEP_FROZEN);
 	layout_suggestion_clear(&sg);
 	layout_struct_free(s);
 }
@@ -515,6 +783,11 @@ int main(void)
 	    cmocka_unit_test(test_constraints_flexible_and_pinned),
 	    cmocka_unit_test(test_thread_example_separates_lines),
 	    cmocka_unit_test(test_false_sharing_pair_in_miss_order_goes_to_threads),
+	    cmocka_unit_test(test_sharing_is_judged_per_object),
+	    cmocka_unit_test(test_no_growth_without_benefit),
+	    cmocka_unit_test(test_constraint_file),
+	    cmocka_unit_test(test_fixed_offset_refuses_moving_it),
+	    cmocka_unit_test(test_struct_shared_with_a_library),
 	    cmocka_unit_test(test_rank_and_threshold),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

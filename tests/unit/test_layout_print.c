@@ -38,7 +38,7 @@ static const char foo_annotated[] =
 
 static const char foo_suggested[] =
     "/* foo, suggested by misses: saves 145 samples (estimate E; 162 on the original order), "
-    "modelled misses 128 -> 128, size 32 -> 32 */\n"
+    "modelled samples 128 -> 128, size 32 -> 32 */\n"
     "struct foo {\n"
     "\tint                        d;                    /*     0     4 */\n"
     "\n"
@@ -53,7 +53,7 @@ static const char foo_suggested[] =
     "\t/* last cacheline: 32 bytes */\n"
     "};\n";
 
-static const char foo_ranking[] = "In struct foo you will save 145 misses (samples; by misses)\n";
+static const char foo_ranking[] = "In struct foo you will save 145 samples (by misses)\n";
 
 static const char conn_annotated[] =
     "/* conn: 0 samples; raw = at the field, adj = with its basic blocks */\n"
@@ -84,8 +84,9 @@ static const char conn_annotated[] =
 
 static const char conn_suggested[] =
     "/* conn, suggested by threads: saves 70 samples (estimate E; 100 on the original order), "
-    "modelled misses 90 -> 80, size 96 -> 192 */\n"
-    "/* cross-thread sharing weight 50 -> 0: each thread group starts a cache line */\n"
+    "modelled samples 90 -> 80, size 96 -> 192 */\n"
+    "/* cross-thread sharing per object 50 -> 0 samples: each thread group starts a cache line "
+    "*/\n"
     "struct conn {\n"
     "\tint                        fd __attribute__((aligned(64))); /*     0     4 */\n"
     "\n"
@@ -187,6 +188,14 @@ static struct layout_struct *conn(void)
 	set_counts(&s->fields[3], 50, 1, 50);
 	set_counts(&s->fields[4], 30, 2, 30);
 	set_counts(&s->fields[5], 30, 2, 30);
+	/* all on the object at 0x1000 */
+	for (uint32_t i = 0; i < s->n_fields; i++)
+		if (s->fields[i].n_threads)
+			assert_int_equal(layout_struct_add_object_access(
+					     s, 0x1000, i, s->fields[i].threads[0].tid,
+					     s->fields[i].raw, s->fields[i].threads[0].writes > 0),
+					 0);
+	layout_struct_objects_finish(s);
 	return s;
 }
 
@@ -196,7 +205,7 @@ static void test_annotated_table_3_2(void **state)
 	struct capture c;
 
 	(void)state;
-	layout_print_annotated(capture_begin(&c), s);
+	layout_print_annotated(capture_begin(&c), s, NULL);
 	assert_string_equal(capture_end(&c), foo_annotated);
 	free(c.text);
 	layout_struct_free(s);
@@ -207,21 +216,49 @@ static void test_suggestion_and_ranking_table_3_2(void **state)
 	struct layout_struct *s = foo();
 	struct layout_params params;
 	struct layout_suggestion sg;
+	struct layout_units u;
 	struct capture c;
 
 	(void)state;
 	layout_params_default(&params);
 	assert_int_equal(layout_suggest(s, &params, &sg), 0);
-	layout_print_suggestion(capture_begin(&c), &sg);
+	layout_print_suggestion(capture_begin(&c), &sg, NULL);
 	assert_string_equal(capture_end(&c), foo_suggested);
 	free(c.text);
-	layout_print_ranking(capture_begin(&c), &sg, 1, 0);
+	layout_print_ranking(capture_begin(&c), &sg, 1, NULL);
 	assert_string_equal(capture_end(&c), foo_ranking);
 	free(c.text);
 	/* the thesis's interval: samples × 16384 */
-	layout_print_ranking(capture_begin(&c), &sg, 1, 16384);
-	assert_string_equal(capture_end(&c), "In struct foo you will save 145 misses (samples; by "
+	layout_units_for(NULL, 16384, &u);
+	layout_print_ranking(capture_begin(&c), &sg, 1, &u);
+	assert_string_equal(capture_end(&c), "In struct foo you will save 145 samples (by "
 					     "misses; about 2.376e+06 events at period 16384)\n");
+	free(c.text);
+	/* issue 17 B4: each source's counts by what it measures */
+	layout_units_for("pmu", 16384, &u);
+	layout_print_ranking(capture_begin(&c), &sg, 1, &u);
+	assert_string_equal(capture_end(&c), "In struct foo you will save 145 sampled misses (by "
+					     "misses; about 2.376e+06 misses at period 16384)\n");
+	free(c.text);
+	layout_units_for("clock", 1000000, &u);
+	layout_print_ranking(capture_begin(&c), &sg, 1, &u);
+	assert_string_equal(capture_end(&c), "In struct foo you will save 145 samples (by misses; "
+					     "about 1.45e+08 ns of CPU time at period 1000000)\n");
+	free(c.text);
+	layout_print_suggestion(capture_begin(&c), &sg, &u);
+	assert_non_null(strstr(capture_end(&c),
+			       "saves 145 samples (estimate E; 162 on the original "
+			       "order), modelled samples 128 -> 128"));
+	free(c.text);
+	layout_units_for("instr", 64, &u);
+	layout_print_suggestion(capture_begin(&c), &sg, &u);
+	assert_non_null(strstr(capture_end(&c),
+			       "saves 145 simulated misses (estimate E; 162 on the "
+			       "original order), modelled simulated misses "
+			       "128 -> 128"));
+	free(c.text);
+	layout_print_annotated(capture_begin(&c), s, &u);
+	assert_non_null(strstr(capture_end(&c), "/* foo: 273 simulated misses; raw"));
 	free(c.text);
 	layout_suggestion_clear(&sg);
 	layout_struct_free(s);
@@ -233,7 +270,7 @@ static void test_annotated_holes_boundaries_flexible(void **state)
 	struct capture c;
 
 	(void)state;
-	layout_print_annotated(capture_begin(&c), s);
+	layout_print_annotated(capture_begin(&c), s, NULL);
 	assert_string_equal(capture_end(&c), conn_annotated);
 	free(c.text);
 	layout_struct_free(s);
@@ -261,7 +298,7 @@ static void test_thread_suggestion_pastes(void **state)
 	layout_params_default(&params);
 	assert_int_equal(layout_suggest(s, &params, &sg), 0);
 	assert_int_equal(sg.algorithm, LAYOUT_ALGO_THREADS);
-	layout_print_suggestion(capture_begin(&c), &sg);
+	layout_print_suggestion(capture_begin(&c), &sg, NULL);
 	assert_string_equal(capture_end(&c), conn_suggested);
 	free(c.text);
 	assert_int_equal(sg.offsets[1], offsetof(struct conn_pasted, hits));
@@ -285,18 +322,33 @@ static void test_false_sharing_report(void **state)
 	struct capture c;
 
 	(void)state;
-	layout_print_false_sharing(capture_begin(&c), s);
+	layout_params_default(&params);
+	layout_print_false_sharing(capture_begin(&c), s, &params, NULL);
 	assert_string_equal(
 	    capture_end(&c),
 	    "/* false sharing in conn, cacheline 1: fd written by thread 1, misses "
-	    "used by thread 2 (weight 30) */\n"
+	    "used by thread 2 (30 samples in 1 object) */\n"
 	    "/* false sharing in conn, cacheline 1: fd written by thread 1, gets used "
-	    "by thread 2 (weight 30) */\n"
+	    "by thread 2 (30 samples in 1 object) */\n"
 	    "/* false sharing in conn, cacheline 1: misses written by thread 2, fd "
-	    "used by thread 1 (weight 30) */\n"
+	    "used by thread 1 (30 samples in 1 object) */\n"
 	    "/* false sharing in conn, cacheline 1: gets written by thread 2, fd used "
-	    "by thread 1 (weight 30) */\n");
+	    "by thread 1 (30 samples in 1 object) */\n");
 	free(c.text);
+	/* issue 17 B2: below the significance rule, pairs are counted, not listed */
+	params.sharing_min_samples = 31;
+	layout_print_false_sharing(capture_begin(&c), s, &params, NULL);
+	assert_string_equal(capture_end(&c),
+			    "/* 4 false-sharing pairs in conn left out (120 samples in all): below "
+			    "31 samples or 1% of the struct's (--sharing-min-samples, "
+			    "--sharing-min-share), or past the first 64 */\n");
+	free(c.text);
+	params.sharing_min_samples = 0;
+	s->total_raw = 3001; /* 30 is under 1% of it */
+	layout_print_false_sharing(capture_begin(&c), s, &params, NULL);
+	assert_non_null(strstr(capture_end(&c), "4 false-sharing pairs in conn left out"));
+	free(c.text);
+	s->total_raw = 0;
 	/* hits is only read by thread 1: alone on line 0 it shares nothing */
 	layout_params_default(&params);
 	assert_int_equal(layout_suggest(s, &params, &sg), 0);
@@ -323,9 +375,9 @@ static void test_keep_original_says_so(void **state)
 	set_counts(&s->fields[3], 1, 0, 0);
 	layout_params_default(&params);
 	assert_int_equal(layout_suggest(s, &params, &sg), 0);
-	layout_print_suggestion(capture_begin(&c), &sg);
-	assert_string_equal(capture_end(&c),
-			    "/* foo: keep the original layout (estimate 26 samples) */\n");
+	layout_print_suggestion(capture_begin(&c), &sg, NULL);
+	assert_string_equal(capture_end(&c), "/* foo: keep the current layout: it is already in "
+					     "miss order (estimate E 26 samples) */\n");
 	free(c.text);
 	layout_suggestion_clear(&sg);
 	layout_struct_free(s);
@@ -337,6 +389,7 @@ static void test_json_report(void **state)
 	struct layout_params params;
 	struct layout_suggestion sg[2];
 	struct capture c;
+	struct layout_units u;
 	json_error_t error;
 	json_t *root, *structs, *first, *order;
 
@@ -344,13 +397,18 @@ static void test_json_report(void **state)
 	layout_params_default(&params);
 	for (int i = 0; i < 2; i++)
 		assert_int_equal(layout_suggest(s[i], &params, &sg[i]), 0);
-	layout_write_json(capture_begin(&c), sg, 2, 16384);
+	layout_units_for("clock", 16384, &u);
+	layout_write_json(capture_begin(&c), sg, 2, &u);
 	root = json_loads(capture_end(&c), 0, &error);
 	assert_non_null(root);
 	assert_string_equal(json_string_value(json_object_get(root, "format")),
 			    "lever-layout-report");
 	assert_int_equal(json_integer_value(json_object_get(root, "version")), 1);
 	assert_int_equal(json_integer_value(json_object_get(root, "period")), 16384);
+	assert_string_equal(json_string_value(json_object_get(root, "source")), "clock");
+	assert_string_equal(json_string_value(json_object_get(root, "unit")), "samples");
+	assert_string_equal(json_string_value(json_object_get(root, "period_unit")),
+			    "ns of CPU time");
 	structs = json_object_get(root, "structs");
 	assert_int_equal(json_array_size(structs), 2);
 	first = json_array_get(structs, 0);

@@ -148,12 +148,15 @@ static void analyse_and_print(const struct layout_record *rec)
 	for (size_t i = 0; i < rec->program.n_structs; i++) {
 		const struct layout_struct *s = rec->program.structs[i];
 
+		struct layout_units u;
+
+		layout_units_for(rec->source, rec->period, &u);
 		assert_int_equal(layout_suggest(s, &params, &sg), 0);
-		layout_print_annotated(out, s);
-		layout_print_false_sharing(out, s);
-		layout_print_suggestion(out, &sg);
-		layout_print_ranking(out, &sg, 1, rec->period);
-		layout_write_json(out, &sg, 1, rec->period);
+		layout_print_annotated(out, s, &u);
+		layout_print_false_sharing(out, s, &params, &u);
+		layout_print_suggestion(out, &sg, &u);
+		layout_print_ranking(out, &sg, 1, &u);
+		layout_write_json(out, &sg, 1, &u);
 		layout_suggestion_clear(&sg);
 	}
 	fclose(out);
@@ -213,6 +216,57 @@ static void test_fuzz_never_crashes(void **state)
 
 	(void)state;
 	fuzz_reader(table_3_2, tokens, sizeof(tokens) / sizeof(tokens[0]), 17, annotate_and_print);
+}
+
+/*
+ * The constraint file (doc/formats/layout-constraints.md) fuzzed the same
+ * way on the Table 3.2 record: accepted constraints must analyse and print
+ * without harm, refused ones name the file and line.
+ */
+static void test_constraints_fuzz_never_crashes(void **state)
+{
+	static const char text[] = "lever-layout-constraints 1\n# c\nkeep foo why\nfixed foo b\n"
+				   "first foo a\nlast foo d\nreorder foo\n";
+	static const char *const tokens[] = {" ",     "\t",   "\n",	 "keep", "fixed",
+					     "first", "last", "reorder", "foo",	 "a",
+					     "b",     "d",    "#",	 "1"};
+	const struct fuzz_edits edits = {
+	    .tokens = tokens, .n_tokens = sizeof(tokens) / sizeof(tokens[0]), .insert_weight = 2};
+	char buf[4096];
+	struct rng r;
+	unsigned ok = 0, failed = 0;
+
+	(void)state;
+	rng_seed(&r, 23);
+	for (int round = 0; round < 2000; round++) {
+		size_t len = strlen(text);
+		struct layout_record rec;
+		char err[256];
+		FILE *f;
+
+		memcpy(buf, text, len);
+		for (uint64_t k = rng_below(&r, 4) + 1; k > 0; k--)
+			fuzz_edit(&r, &edits, buf, &len, sizeof(buf));
+		assert_int_equal(read_text(table_3_2, strlen(table_3_2), &rec, err, sizeof(err)),
+				 0);
+		assert_int_equal(
+		    layout_annotate(&rec.program, rec.samples, rec.n_samples, LAYOUT_ADJUST_THESIS),
+		    0);
+		f = len ? fmemopen(buf, len, "r") : fopen("/dev/null", "r");
+		assert_non_null(f);
+		if (layout_constraints_read(f, "c.txt", &rec.program, NULL, err, sizeof(err)) ==
+		    0) {
+			analyse_and_print(&rec);
+			ok++;
+		} else {
+			assert_non_null(strstr(err, "c.txt:"));
+			failed++;
+		}
+		fclose(f);
+		layout_record_free(&rec);
+	}
+	assert_true(ok > 0);
+	assert_true(failed > 0);
 }
 
 /* ------------------------------------------------------------ version 2 */
@@ -433,6 +487,7 @@ static void test_merge(void **state)
  */
 static void check_accepted_v2(struct layout_record *rec)
 {
+	struct layout_params params;
 	struct layout_record again, copy;
 	char err[256], *text = NULL, *text2 = NULL, *out = NULL;
 	size_t len = 0, len2 = 0, out_len = 0;
@@ -456,8 +511,10 @@ static void check_accepted_v2(struct layout_record *rec)
 	f = open_memstream(&out, &out_len);
 	assert_non_null(f);
 	assert_int_equal(layout_write_pprof(f, rec, err, sizeof(err)), 0);
-	assert_int_equal(layout_write_html(f, "t", rec, NULL, 0), 0);
-	layout_print_shared_lines(f, rec, 3);
+	assert_int_equal(layout_write_html(f, "t", rec, NULL, 0, NULL), 0);
+	assert_int_equal(layout_record_objects(rec), 0);
+	layout_params_default(&params);
+	layout_print_shared_lines(f, rec, 3, &params);
 	fclose(f);
 	free(out);
 	free(text);
@@ -502,6 +559,10 @@ static void test_shared_lines_by_address(void **state)
 				      "access\t0x99\t0x5003\t4\tw\t1\n";
 	struct layout_record rec;
 	struct layout_shared_line lines[8];
+	struct layout_params params;
+	struct layout_struct *s;
+	struct layout_false_sharing pair;
+	uint32_t identity[2] = {0, 1};
 	char *out = NULL;
 	size_t len = 0;
 	FILE *f;
@@ -513,16 +574,19 @@ static void test_shared_lines_by_address(void **state)
 	assert_int_equal(lines[0].line, 0x2040);
 	assert_true(lines[0].shared && !lines[0].false_sharing);
 	assert_int_equal(lines[0].count, 55);
+	assert_int_equal(lines[0].sharing, 5);
 	assert_int_equal(lines[1].line, 0x1000);
 	assert_true(lines[1].false_sharing);
 	assert_int_equal(lines[1].n_threads, 2);
+	assert_int_equal(lines[1].sharing, 20);
 	assert_int_equal(lines[1].threads[0].bytes, 0xffull);
 	assert_int_equal(lines[1].threads[1].bytes, 0xff00ull);
 	assert_int_equal(lines[2].line, 0x5000);
 	assert_true(lines[2].false_sharing);
 	assert_int_equal(lines[2].threads[0].written, 1ull << 2);
+	layout_params_default(&params);
 	f = open_memstream(&out, &len);
-	layout_print_shared_lines(f, &rec, 2);
+	layout_print_shared_lines(f, &rec, 2, &params);
 	fclose(f);
 	assert_non_null(strstr(out, "true sharing of data line 0x2040 (55 samples): thread 1 bytes "
 				    "0-7 (counters.hits), 5 samples, 5 writes; thread 2 bytes 0-7 "
@@ -531,8 +595,45 @@ static void test_shared_lines_by_address(void **state)
 			       "false sharing of data line 0x1000 (50 samples): thread 1 "
 			       "bytes 0-7 (counters.hits), 30 samples, 30 writes; thread 2 bytes "
 			       "8-15 (counters.misses)"));
-	assert_non_null(strstr(out, "... 1 more shared lines\n"));
+	/* issue 17 B2: line 0x5000 has 2 samples, under the default 4: counted, not listed */
+	assert_null(strstr(out, "0x5000"));
+	assert_non_null(strstr(out,
+			       "1 shared line left out (2 samples on them): their sharing (two "
+			       "threads, one writing: the smaller count) is below 4 samples or "
+			       "1% of the 319 addressed samples"));
 	free(out);
+	params.sharing_min_samples = 1;
+	params.sharing_min_share = 0;
+	f = open_memstream(&out, &len);
+	layout_print_shared_lines(f, &rec, 2, &params);
+	fclose(f);
+	assert_non_null(strstr(out, "... 1 more shared lines\n"));
+	assert_null(strstr(out, "left out"));
+	free(out);
+	/* issue 17 B4: an instr record's counts are the model's misses */
+	assert_null(rec.source);
+	rec.source = strdup("instr");
+	f = open_memstream(&out, &len);
+	layout_print_shared_lines(f, &rec, 1, &params);
+	fclose(f);
+	assert_non_null(strstr(out,
+			       "true sharing of data line 0x2040 (55 simulated misses): thread 1 "
+			       "bytes 0-7 (counters.hits), 5 simulated misses, 5 writes"));
+	free(out);
+
+	/* per object: 0x1000 holds hits (thread 1) and misses (thread 2), both written */
+	assert_int_equal(
+	    layout_annotate(&rec.program, rec.samples, rec.n_samples, LAYOUT_ADJUST_THESIS), 0);
+	assert_int_equal(layout_record_objects(&rec), 0);
+	s = rec.program.structs[0];
+	assert_int_equal(s->n_objects, 8);
+	assert_int_equal(s->objects[0].object, 0x1000);
+	assert_int_equal(s->objects[1].object, 0x1000); /* misses at 0x1008 - 8 */
+	assert_int_equal(s->objects[1].field, 1);
+	assert_int_equal(layout_find_false_sharing(s, identity, NULL, &pair, 1), 2);
+	assert_int_equal(pair.weight, 20);
+	/* 0x1000: min(30, 20); 0x2040: hits written by 1, read by 2, min(5, 50) */
+	assert_int_equal(layout_sharing_weight(s, identity, NULL), 25);
 	layout_record_free(&rec);
 }
 
@@ -542,6 +643,7 @@ int main(void)
 	    cmocka_unit_test(test_read_and_analyse_table_3_2),
 	    cmocka_unit_test(test_errors_name_file_and_line),
 	    cmocka_unit_test(test_fuzz_never_crashes),
+	    cmocka_unit_test(test_constraints_fuzz_never_crashes),
 	    cmocka_unit_test(test_version_2_read_write_read),
 	    cmocka_unit_test(test_version_2_errors),
 	    cmocka_unit_test(test_merge),
