@@ -65,6 +65,7 @@ __attribute__((destructor)) static void at_exit(void)
 	ann_output_flush_all();
 	ann_output_set_direct();
 	ann_output_summary();
+	ann_output_sampling_summary();
 }
 
 static void before_fork(void)
