@@ -72,6 +72,8 @@ struct ann_plan {
 	struct ann_module *modules;
 	uint32_t n_probes;
 	struct ann_probe *probes;
+	uint32_t n_shared; /* the `globals` programs, run by ANN_OP_CALL */
+	struct ann_program *shared;
 };
 
 extern struct ann_plan ann_plan;
