@@ -35,4 +35,16 @@ check "printed line" "lever annotate record: $r: 10 calls recorded of 200000 ($s
 check "all: C lines" 5000 "$(calls "$tmp/a/record" empty)"
 check "all: printed line" "lever annotate record: $tmp/a/record: 5000 calls recorded of 5000 (5000 sampled)" \
 	"$(grep 'calls recorded of' "$tmp/err")"
+# uprobes (where the kernel has them): the same counts, from the reader thread
+if [ -e /sys/bus/event_source/devices/uprobe/type ]; then
+	"$lever" annotate record --rate=all --probe=uprobe -f empty -o "$tmp/u" -- \
+		"$dir/probe_loop" 2000 >/dev/null 2>"$tmp/err"
+	if grep -q "perf_event_open of a uprobe" "$tmp/err"; then
+		echo "ok: uprobes not permitted here, skipped"
+	else
+		n=$(calls "$tmp/u/record" empty)
+		check "uprobe: C lines" 2000 "$n"
+		check "uprobe: # probe recorded=" "$n" "$(probe_stat "$tmp/u/record" empty recorded)"
+	fi
+fi
 echo "ok: all"
