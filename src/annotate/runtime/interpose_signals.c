@@ -340,9 +340,18 @@ void ann_signals_forward(int sig, siginfo_t *info, void *ucontext)
 
 /* ------------------------------------------------------------ sigaction and signal */
 
+/* Fill the program's oldact as glibc does: handler, flags, the kernel's mask word, restorer. */
+static void report_old(struct sigaction *oldact, const struct sigaction *old)
+{
+	oldact->sa_flags = old->sa_flags;
+	oldact->sa_sigaction = old->sa_sigaction;
+	set_mask_word(&oldact->sa_mask, mask_word(&old->sa_mask));
+	oldact->sa_restorer = old->sa_restorer;
+}
+
 static int do_sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
 {
-	struct sigaction copy, before;
+	struct sigaction copy, old;
 	sigset_t saved;
 	uint64_t taken = 0;
 	int h, r = 0, e;
@@ -356,49 +365,45 @@ static int do_sigaction(int sig, const struct sigaction *act, struct sigaction *
 	oldact = LAUNDER(oldact);
 	if (sig < 1 || sig >= NSIG || sig == SIGKILL || sig == SIGSTOP)
 		return real_sigaction_fn(sig, act, oldact);
-	/* act and oldact may be the same struct */
+	/* act and oldact may be the same struct, and either a bad pointer: both are
+	   touched outside the writer's section, where every signal is blocked */
 	if (act) {
 		copy = *act;
 		taken = mask_word(&copy.sa_mask) & atomic_load(&protected_bits);
 	}
+	memset(&old, 0, sizeof(old));
 	e = errno;
 	writer_lock(&saved);
 	h = atomic_load(&held[sig]);
 	if (h == HELD_NONE ||
 	    (act && h == HELD_UNTIL_PROGRAM && handler_of(&copy) != (uintptr_t)SIG_DFL)) {
+		/* not held, or released: the kernel gets the program's action */
 		if (act)
 			set_mask_word(&copy.sa_mask, mask_word(&copy.sa_mask) & ~taken);
-		r = real_sigaction_fn(sig, act ? &copy : NULL, h == HELD_NONE ? oldact : NULL);
+		r = real_sigaction_fn(sig, act ? &copy : NULL, h == HELD_NONE ? &old : NULL);
 		e = errno;
-		if (r == 0 && h == HELD_NONE && oldact)
-			set_mask_word(&oldact->sa_mask,
-				      mask_word(&oldact->sa_mask) | atomic_load(&stripped[sig]));
-		if (r == 0 && h != HELD_NONE && oldact)
-			view_read(sig, oldact);
+		if (r == 0 && h == HELD_NONE)
+			set_mask_word(&old.sa_mask,
+				      mask_word(&old.sa_mask) | atomic_load(&stripped[sig]));
+		if (r == 0 && h != HELD_NONE)
+			view_read(sig, &old);
 		if (r == 0 && act) {
 			atomic_store(&stripped[sig], taken);
 			atomic_store(&held[sig], HELD_NONE);
 		}
 	} else {
 		/* held: the program's action is kept as its view, ours stays */
-		if (oldact) {
-			memset(&before, 0, sizeof(before));
-			view_read(sig, &before);
-		}
+		view_read(sig, &old);
 		if (act) {
 			struct sigaction installed;
 
-			as_installed(sig, act, &installed);
+			as_installed(sig, &copy, &installed);
 			view_write(sig, &installed);
-		}
-		if (oldact) {
-			oldact->sa_flags = before.sa_flags;
-			oldact->sa_sigaction = before.sa_sigaction;
-			set_mask_word(&oldact->sa_mask, mask_word(&before.sa_mask));
-			oldact->sa_restorer = before.sa_restorer;
 		}
 	}
 	writer_unlock(&saved);
+	if (r == 0 && oldact)
+		report_old(oldact, &old);
 	errno = e;
 	return r;
 }
