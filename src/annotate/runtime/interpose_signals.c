@@ -418,7 +418,11 @@ ANN_EXPORT int __sigaction(int sig, const struct sigaction *act, struct sigactio
 	return do_sigaction(sig, act, oldact);
 }
 
-/* signal() with BSD semantics (glibc's default: SA_RESTART), or System V ones. */
+/*
+ * signal() with BSD semantics (glibc's default: SA_RESTART; glibc drops it
+ * for a signal given to siginterrupt, which is not tracked here), or System V
+ * ones.
+ */
 static sighandler_t install_handler(int sig, sighandler_t handler, bool sysv)
 {
 	struct sigaction act, old;
