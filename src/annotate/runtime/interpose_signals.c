@@ -12,7 +12,7 @@
  *    record before the process dies; the program's first other action
  *    simply replaces ours.
  * The program must not see either. So sigaction (and __sigaction, signal,
- * bsd_signal, sysv_signal) on a signal we hold keeps the program's action
+ * bsd_signal, sysv_signal, siginterrupt) on a signal we hold keeps the program's action
  * as its view: oldact reports it, exactly as the C library would have
  * (SA_RESTORER and its restorer included), and ann_signals_forward runs it
  * when our handler gets a signal that is not ours to handle: the program's
@@ -418,11 +418,10 @@ ANN_EXPORT int __sigaction(int sig, const struct sigaction *act, struct sigactio
 	return do_sigaction(sig, act, oldact);
 }
 
-/*
- * signal() with BSD semantics (glibc's default: SA_RESTART; glibc drops it
- * for a signal given to siginterrupt, which is not tracked here), or System V
- * ones.
- */
+/* Signals given to siginterrupt(sig, 1): signal() leaves out SA_RESTART for them. */
+static _Atomic uint64_t interrupting;
+
+/* signal() with BSD semantics (glibc's default), or System V ones. */
 static sighandler_t install_handler(int sig, sighandler_t handler, bool sysv)
 {
 	struct sigaction act, old;
@@ -438,7 +437,8 @@ static sighandler_t install_handler(int sig, sighandler_t handler, bool sysv)
 		act.sa_flags = SA_RESETHAND | SA_NODEFER;
 	} else {
 		sigaddset(&act.sa_mask, sig);
-		act.sa_flags = SA_RESTART;
+		if (!(atomic_load(&interrupting) & bit(sig)))
+			act.sa_flags = SA_RESTART;
 	}
 	if (do_sigaction(sig, &act, &old) < 0)
 		return SIG_ERR;
@@ -459,6 +459,30 @@ ANN_EXPORT sighandler_t sysv_signal(int sig, sighandler_t handler)
 {
 	return install_handler(sig, handler, true);
 }
+
+/* glibc's siginterrupt changes the action by its internal sigaction: past our views. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+ANN_EXPORT int siginterrupt(int sig, int flag)
+{
+	struct sigaction act;
+
+	if (sig < 1 || sig >= NSIG) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (do_sigaction(sig, NULL, &act) < 0)
+		return -1;
+	if (flag) {
+		atomic_fetch_or(&interrupting, bit(sig));
+		act.sa_flags &= ~SA_RESTART;
+	} else {
+		atomic_fetch_and(&interrupting, ~bit(sig));
+		act.sa_flags |= SA_RESTART;
+	}
+	return do_sigaction(sig, &act, NULL);
+}
+#pragma GCC diagnostic pop
 
 /* ------------------------------------------------------------ masks */
 

@@ -171,7 +171,13 @@ int main(int argc, char **argv)
 	raise(SIGUSR2);
 	printf("SIGUSR2 handler runs %d\n", (int)other_runs);
 
+	/* siginterrupt: signal() then leaves SA_RESTART out */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+	siginterrupt(SIGSEGV, 1);
+#pragma GCC diagnostic pop
 	printf("signal(): previous %s\n", describe((uintptr_t)signal(SIGSEGV, other)));
+	query(SIGSEGV, "SIGSEGV after signal()");
 	printf("signal(): previous %s\n", describe((uintptr_t)signal(SIGSEGV, SIG_DFL)));
 	total += sum(p, 2);
 	printf("total %d\n", total);
