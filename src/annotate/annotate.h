@@ -180,11 +180,22 @@ struct annotate_plan_function {
 	int *feature_kind;   /* per feature: enum annotate_feature_kind */
 };
 
+/*
+ * A feature program several functions share: the globals of a compilation
+ * unit, planned once and run by each function's program through ANN_OP_CALL
+ * (doc/formats/annotate-plan.md `globals` lines).
+ */
+struct annotate_plan_program {
+	void *ops; /* n_ops struct ann_op, emitting from index 0 */
+	uint32_t n_ops;
+};
+
 struct annotate_plan {
 	char *program; /* canonical path of the main program */
-	size_t n_modules, n_functions;
+	size_t n_modules, n_functions, n_shared;
 	struct annotate_plan_module *modules;
 	struct annotate_plan_function *functions;
+	struct annotate_plan_program *shared;
 };
 
 struct annotate_plan_settings {
@@ -239,6 +250,12 @@ struct annotate_feature_plan {
 	uint32_t n_ops;
 	struct annotate_feature_decl *decls;
 	uint32_t n_decls;
+	/*
+	 * ops [0, n_param_ops) and decls [0, n_param_decls) are the
+	 * parameters'; the rest are the globals of the function's compilation
+	 * unit, the same for all its functions (shared in the plan).
+	 */
+	uint32_t n_param_ops, n_param_decls;
 };
 
 /*

@@ -26,6 +26,7 @@
 
 #include "annotate/annotate.h"
 #include "annotate/runtime/features.h"
+#include "annotate/runtime/features_ops.h"
 #include "annotate/runtime/settings.h"
 #include "base/base.h"
 #include "elf/elf.h"
@@ -448,6 +449,68 @@ int annotate_plan_add(struct annotate_plan *plan, const char *spec, char *err, s
 
 /* ------------------------------------------------------------ features */
 
+/*
+ * The shared program of the globals tail of fp (ops from n_param_ops on,
+ * emitting at n_param_decls + i): its index in plan->shared, planned once
+ * per distinct program (every function of a compilation unit has the same
+ * one), or -1 when the tail cannot stand alone (it emits into a
+ * parameter's feature, a global named as one) or memory ran out.
+ */
+static long share_globals(struct annotate_plan *plan, const struct annotate_feature_plan *fp)
+{
+	uint32_t n = fp->n_ops - fp->n_param_ops;
+	size_t bytes = (size_t)n * sizeof(struct ann_op);
+	struct annotate_plan_program *grown;
+	struct ann_op *tail = malloc(bytes ? bytes : 1);
+
+	if (!tail)
+		return -1;
+	memcpy(tail, fp->ops + fp->n_param_ops, bytes);
+	for (uint32_t i = 0; i < n; i++) {
+		if (tail[i].code == ANN_OP_CALL ||
+		    (tail[i].code == ANN_OP_EMIT && tail[i].index < fp->n_param_decls)) {
+			free(tail);
+			return -1;
+		}
+		if (tail[i].code == ANN_OP_EMIT)
+			tail[i].index -= fp->n_param_decls;
+	}
+	for (size_t k = 0; k < plan->n_shared; k++) {
+		if (plan->shared[k].n_ops == n && memcmp(plan->shared[k].ops, tail, bytes) == 0) {
+			free(tail);
+			return (long)k;
+		}
+	}
+	grown = realloc(plan->shared, (plan->n_shared + 1) * sizeof(*grown));
+	if (!grown) {
+		free(tail);
+		return -1;
+	}
+	plan->shared = grown;
+	plan->shared[plan->n_shared] = (struct annotate_plan_program){.ops = tail, .n_ops = n};
+	return (long)plan->n_shared++;
+}
+
+/*
+ * The function's program: its parameters' ops, then a call of the shared
+ * globals program when there is one (spec §5.2.2 "Globals": each function
+ * sees its unit's globals; planned once, not copied into every function).
+ */
+static void take_program(struct annotate_plan *plan, struct annotate_plan_function *f,
+			 struct annotate_feature_plan *fp)
+{
+	long shared = fp->n_ops > fp->n_param_ops ? share_globals(plan, fp) : -1;
+
+	if (shared >= 0) {
+		fp->ops[fp->n_param_ops] = (struct ann_op){
+		    .code = ANN_OP_CALL, .index = (uint32_t)shared, .imm = fp->n_param_decls};
+		fp->n_ops = fp->n_param_ops + 1;
+	}
+	f->ops = fp->ops;
+	f->n_ops = fp->n_ops;
+	fp->ops = NULL;
+}
+
 int annotate_plan_all_features(struct annotate_plan *plan, unsigned max_depth,
 			       unsigned max_features, FILE *notes)
 {
@@ -488,8 +551,7 @@ int annotate_plan_all_features(struct annotate_plan *plan, unsigned max_depth,
 					f->display, err);
 			continue;
 		}
-		f->ops = fp.ops;
-		f->n_ops = fp.n_ops;
+		take_program(plan, f, &fp);
 		f->n_features = fp.n_decls;
 		f->feature_expr = calloc(fp.n_decls + 1, sizeof(char *));
 		f->feature_kind = calloc(fp.n_decls + 1, sizeof(int));
@@ -498,7 +560,6 @@ int annotate_plan_all_features(struct annotate_plan *plan, unsigned max_depth,
 			fp.decls[k].expr = NULL;
 			f->feature_kind[k] = (int)fp.decls[k].kind;
 		}
-		fp.ops = NULL;
 		annotate_feature_plan_free(&fp);
 		if (!f->feature_expr || !f->feature_kind) {
 			free(said);
@@ -529,6 +590,14 @@ int annotate_plan_write(const struct annotate_plan *plan, const struct annotate_
 		fprintf(f, "module %zu %s %s\n", i,
 			plan->modules[i].build_id[0] ? plan->modules[i].build_id : "-",
 			plan->modules[i].path);
+	for (size_t i = 0; i < plan->n_shared; i++) {
+		const uint8_t *ops = plan->shared[i].ops;
+
+		fprintf(f, "globals %zu %u ", i, plan->shared[i].n_ops);
+		for (size_t k = 0; k < plan->shared[i].n_ops * sizeof(struct ann_op); k++)
+			fprintf(f, "%02x", ops[k]);
+		fputc('\n', f);
+	}
 	for (size_t i = 0; i < plan->n_functions; i++) {
 		const struct annotate_plan_function *fn = &plan->functions[i];
 		const uint8_t *ops = fn->ops;
@@ -565,6 +634,9 @@ void annotate_plan_free(struct annotate_plan *plan)
 		free(f->feature_expr);
 		free(f->feature_kind);
 	}
+	for (size_t i = 0; i < plan->n_shared; i++)
+		free(plan->shared[i].ops);
+	free(plan->shared);
 	free(plan->modules);
 	free(plan->functions);
 	free(plan->program);

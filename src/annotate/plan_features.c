@@ -1696,7 +1696,7 @@ static void plan_globals(struct builder *b, Dwarf_Die *cu)
  * (short, bad magic, other version or key, bad checksum) makes it a miss,
  * and the fresh plan replaces it (written to a temporary name, renamed).
  */
-#define CACHE_MAGIC "LVFEAT01"
+#define CACHE_MAGIC "LVFEAT02"
 
 struct bytes {
 	unsigned char *p;
@@ -1800,7 +1800,7 @@ static bool cache_load(const char *path, const char *key, struct annotate_featur
 {
 	struct bytes b = {0};
 	size_t at = 8, keylen = strlen(key);
-	uint32_t version, n_ops, n_decls, klen;
+	uint32_t version, n_ops, n_decls, n_param_ops, n_param_decls, klen;
 	uint64_t sum;
 	bool ok = false;
 
@@ -1812,7 +1812,9 @@ static bool cache_load(const char *path, const char *key, struct annotate_featur
 		goto done;
 	b.len -= 8;
 	if (!take(&b, &at, &version, 4) || version != ANN_FEATURES_VERSION ||
-	    !take(&b, &at, &n_ops, 4) || !take(&b, &at, &n_decls, 4) || !take(&b, &at, &klen, 4) ||
+	    !take(&b, &at, &n_ops, 4) || !take(&b, &at, &n_decls, 4) ||
+	    !take(&b, &at, &n_param_ops, 4) || !take(&b, &at, &n_param_decls, 4) ||
+	    n_param_ops > n_ops || n_param_decls > n_decls || !take(&b, &at, &klen, 4) ||
 	    klen != keylen || at + klen > b.len || memcmp(b.p + at, key, klen) != 0)
 		goto done;
 	at += klen;
@@ -1823,6 +1825,8 @@ static bool cache_load(const char *path, const char *key, struct annotate_featur
 	if (!out->ops || !out->decls || !take(&b, &at, out->ops, n_ops * sizeof(struct ann_op)))
 		goto done;
 	out->n_ops = n_ops;
+	out->n_param_ops = n_param_ops;
+	out->n_param_decls = n_param_decls;
 	for (uint32_t i = 0; i < n_decls; i++) {
 		uint32_t kind, len;
 
@@ -1854,6 +1858,8 @@ static void cache_store(const char *path, const char *key, const struct annotate
 	put_u32(&b, ANN_FEATURES_VERSION);
 	put_u32(&b, p->n_ops);
 	put_u32(&b, p->n_decls);
+	put_u32(&b, p->n_param_ops);
+	put_u32(&b, p->n_param_decls);
 	put_u32(&b, (uint32_t)strlen(key));
 	put(&b, key, strlen(key));
 	put(&b, p->ops, p->n_ops * sizeof(struct ann_op));
@@ -1996,6 +2002,8 @@ int annotate_plan_features(const char *module_path, uint64_t func_offset, const 
 	struct builder b = {.dw = f.dw, .max_depth = max_depth, .max_features = max_features};
 
 	plan_parameters(&b, &l.found, l.entry, standard_convention(&l.found, symbol));
+	out->n_param_ops = b.n_ops;
+	out->n_param_decls = b.n_decls;
 	plan_globals(&b, &cu);
 	for (size_t i = 0; i < b.n_classes; i++) {
 		free(b.classes[i].qualified);

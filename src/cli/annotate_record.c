@@ -216,7 +216,7 @@ static void report(const char *record, const struct annotate_plan *plan, bool ve
 {
 	FILE *f = fopen(record, "r");
 	char line[4096];
-	unsigned long long calls = 0, recorded = 0, seen = 0;
+	unsigned long long calls = 0, recorded = 0, sampled = 0, seen = 0;
 
 	if (!f)
 		return;
@@ -226,6 +226,10 @@ static void report(const char *record, const struct annotate_plan *plan, bool ve
 		char kind[16];
 		unsigned long long c, r, u, d, b;
 
+		if (sscanf(line, "# sampled %u pid=%d sampled=%llu", &sym, &pid, &c) == 3) {
+			sampled += c;
+			continue;
+		}
 		if (sscanf(line,
 			   "# probe %u pid=%d kind=%15s calls=%llu recorded=%llu unwound=%llu "
 			   "too-deep=%llu in-signal=%llu",
@@ -242,8 +246,10 @@ static void report(const char *record, const struct annotate_plan *plan, bool ve
 				plan->functions[sym].display, pid, kind, c, r, u, d, b);
 	}
 	fclose(f);
+	/* recorded: the C lines the record holds; sampled may be more (reservoir replacements) */
 	if (seen)
-		fprintf(stderr, WHO ": %s: %llu calls recorded of %llu\n", record, recorded, calls);
+		fprintf(stderr, WHO ": %s: %llu calls recorded of %llu (%llu sampled)\n", record,
+			recorded, calls, sampled);
 	else
 		fprintf(stderr, WHO ": %s: the runtime left no summary (killed, or exec'd away)\n",
 			record);

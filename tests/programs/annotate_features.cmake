@@ -5,12 +5,16 @@
 
 set(AF_SRC ${CMAKE_CURRENT_LIST_DIR}/annotate)
 set(AF_OUT ${CMAKE_BINARY_DIR}/tests/programs/annotate)
+# the safe reads' fault fix-up relies on the runtime's signal interposition
 set(AF_RUNTIME ${CMAKE_SOURCE_DIR}/src/annotate/runtime/features_eval.c
-               ${CMAKE_SOURCE_DIR}/src/annotate/runtime/safe_read.c)
+               ${CMAKE_SOURCE_DIR}/src/annotate/runtime/safe_read.c
+               ${CMAKE_SOURCE_DIR}/src/annotate/runtime/interpose_signals.c
+               ${CMAKE_SOURCE_DIR}/src/annotate/runtime/interpose_real.c)
 set(AF_DEPS ${AF_SRC}/features_harness.c ${AF_SRC}/features_harness.h ${AF_RUNTIME}
             ${CMAKE_SOURCE_DIR}/src/annotate/runtime/features.h
             ${CMAKE_SOURCE_DIR}/src/annotate/runtime/features_ops.h
-            ${CMAKE_SOURCE_DIR}/src/annotate/runtime/safe_read.h)
+            ${CMAKE_SOURCE_DIR}/src/annotate/runtime/safe_read.h
+            ${CMAKE_SOURCE_DIR}/src/annotate/runtime/signals.h)
 find_program(LEVER_TEST_GCC NAMES gcc)
 find_program(LEVER_TEST_GXX NAMES g++)
 find_program(LEVER_TEST_CLANG14 NAMES clang-14 clang)
@@ -43,13 +47,14 @@ foreach(cc gcc clang)
       add_custom_command(OUTPUT ${out_c}
         COMMAND ${CMAKE_COMMAND} -E make_directory ${AF_OUT}
         COMMAND ${c_path} ${flags} -o ${out_c} ${AF_SRC}/features_c.c
-                ${AF_SRC}/features_harness.c ${AF_RUNTIME} -lm
+                ${AF_SRC}/features_harness.c ${AF_RUNTIME} -lm -ldl -pthread
         DEPENDS ${AF_SRC}/features_c.c ${AF_DEPS}
         COMMENT "Building feature test program features-c-${name}"
         VERBATIM)
       set(out_cpp ${AF_OUT}/features-cpp-${name})
       set(objs ${AF_OUT}/obj-${name}-harness.o ${AF_OUT}/obj-${name}-eval.o
-               ${AF_OUT}/obj-${name}-safe_read.o)
+               ${AF_OUT}/obj-${name}-safe_read.o ${AF_OUT}/obj-${name}-signals.o
+               ${AF_OUT}/obj-${name}-real.o)
       add_custom_command(OUTPUT ${out_cpp}
         COMMAND ${CMAKE_COMMAND} -E make_directory ${AF_OUT}
         COMMAND ${c_path} ${flags} -c -o ${AF_OUT}/obj-${name}-harness.o
@@ -58,7 +63,12 @@ foreach(cc gcc clang)
                 ${CMAKE_SOURCE_DIR}/src/annotate/runtime/features_eval.c
         COMMAND ${c_path} ${flags} -c -o ${AF_OUT}/obj-${name}-safe_read.o
                 ${CMAKE_SOURCE_DIR}/src/annotate/runtime/safe_read.c
+        COMMAND ${c_path} ${flags} -c -o ${AF_OUT}/obj-${name}-signals.o
+                ${CMAKE_SOURCE_DIR}/src/annotate/runtime/interpose_signals.c
+        COMMAND ${c_path} ${flags} -c -o ${AF_OUT}/obj-${name}-real.o
+                ${CMAKE_SOURCE_DIR}/src/annotate/runtime/interpose_real.c
         COMMAND ${cxx_path} ${cxx_flags} -o ${out_cpp} ${AF_SRC}/features_cpp.cc ${objs} -lm
+                -ldl -pthread
         DEPENDS ${AF_SRC}/features_cpp.cc ${AF_DEPS}
         COMMENT "Building feature test program features-cpp-${name}"
         VERBATIM)

@@ -36,3 +36,4 @@ set_target_properties(annotate_probe_dl PROPERTIES OUTPUT_NAME probe_dl
   LIBRARY_OUTPUT_DIRECTORY ${ANNOTATE_PROBE_DIR})
 annotate_probe_program(probe_nested probe_nested.c)
 annotate_probe_program(probe_altstack probe_altstack.c)
+annotate_probe_program(probe_sigsegv probe_sigsegv.c)

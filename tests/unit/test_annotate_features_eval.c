@@ -438,6 +438,45 @@ static void fuzzed_programs_never_crash(void **state)
 	assert_true(ok > 100 && refused > 100);
 }
 
+/* ANN_OP_CALL: a shared program (a unit's globals) emits after the caller's own features. */
+static void shared_programs_are_called(void **state)
+{
+	static struct {
+		long a, b;
+	} globals_at = {11, -3};
+	const struct ann_op globals[] = {
+	    OP(ANN_OP_ADDR, 0, 0, 0), OP(ANN_OP_LOAD, 8, ANN_F_SIGNED, 0), OP(ANN_OP_EMIT, 0, 0, 0),
+	    OP(ANN_OP_ADDR, 0, 0, 8), OP(ANN_OP_LOAD, 8, ANN_F_SIGNED, 0), OP(ANN_OP_EMIT, 0, 1, 0),
+	};
+	const struct ann_op calls_itself[] = {OP(ANN_OP_CALL, 0, 0, 0)};
+	const struct ann_program table[] = {{globals, N(globals)}, {calls_itself, 1}};
+	/* module_base + imm: the globals' "file addresses" are offsets from globals_at */
+	uint64_t base = (uint64_t)&globals_at;
+	struct ann_op fn[] = {OP(ANN_OP_REG, 0, 5, 0), OP(ANN_OP_EMIT, 0, 0, 0),
+			      OP(ANN_OP_CALL, 0, 0, 1)};
+	double v[3];
+
+	(void)state;
+	memset(&regs, 0, sizeof(regs));
+	regs.gpr[5] = 5;
+	ann_features_set_shared(table, N(table));
+	assert_int_equal(ann_features_eval(fn, N(fn), &regs, base, v, 3), 0);
+	assert_true(v[0] == 5);
+	assert_true(v[1] == 11 && v[2] == -3);
+	/* an unknown program, an emit past the caller's values, a shared program that calls */
+	struct ann_op unknown[] = {OP(ANN_OP_CALL, 0, 2, 0)};
+	assert_int_equal(ann_features_eval(unknown, 1, &regs, base, v, 3), -1);
+	struct ann_op past[] = {OP(ANN_OP_CALL, 0, 0, 2)};
+	assert_int_equal(ann_features_eval(past, 1, &regs, base, v, 3), -1);
+	assert_true(isnan(v[0]) && isnan(v[1]) && isnan(v[2]));
+	struct ann_op beyond[] = {OP(ANN_OP_CALL, 0, 0, 4)};
+	assert_int_equal(ann_features_eval(beyond, 1, &regs, base, v, 3), -1);
+	struct ann_op nested[] = {OP(ANN_OP_CALL, 0, 1, 0)};
+	assert_int_equal(ann_features_eval(nested, 1, &regs, base, v, 3), -1);
+	ann_features_set_shared(NULL, 0);
+	assert_int_equal(ann_features_eval(fn, N(fn), &regs, base, v, 3), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -450,6 +489,7 @@ int main(void)
 	    cmocka_unit_test(new_mappings_become_fast_reads),
 	    cmocka_unit_test(garbage_pointers_are_refused_cheaply),
 	    cmocka_unit_test(malformed_programs_are_refused),
+	    cmocka_unit_test(shared_programs_are_called),
 	    cmocka_unit_test(fuzzed_programs_never_crash),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

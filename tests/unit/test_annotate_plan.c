@@ -33,6 +33,16 @@ void ann_msg(const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The interpreter's table of shared programs, which plan.c fills: kept for the checks. */
+static const struct ann_program *shared_set;
+static uint32_t n_shared_set;
+
+void ann_features_set_shared(const struct ann_program *programs, uint32_t n)
+{
+	shared_set = programs;
+	n_shared_set = n;
+}
+
 static const char *program(const char *name)
 {
 	static char path[4096];
@@ -141,6 +151,12 @@ static void write_and_read_back(void **state)
 	memcpy(plan.functions[1].ops, ops, sizeof(ops));
 	plan.functions[1].n_ops = 3;
 	plan.functions[1].n_features = 2;
+	/* one shared program (a unit's globals), written once before the functions */
+	plan.shared = calloc(1, sizeof(*plan.shared));
+	plan.shared[0].ops = malloc(2 * sizeof(struct ann_op));
+	memcpy(plan.shared[0].ops, ops, 2 * sizeof(struct ann_op));
+	plan.shared[0].n_ops = 2;
+	plan.n_shared = 1;
 	assert_int_equal(annotate_plan_write(&plan, &s, path, err, sizeof(err)), 0);
 
 	assert_int_equal(ann_plan_load(path, &rt), 0);
@@ -161,6 +177,11 @@ static void write_and_read_back(void **state)
 	assert_int_equal(rt.probes[1].n_features, 2);
 	assert_int_equal(rt.probes[1].n_ops, 3);
 	assert_memory_equal(rt.probes[1].ops, ops, sizeof(ops));
+	assert_int_equal(rt.n_shared, 1);
+	assert_int_equal(rt.shared[0].n_ops, 2);
+	assert_memory_equal(rt.shared[0].ops, ops, 2 * sizeof(struct ann_op));
+	assert_ptr_equal(shared_set, rt.shared);
+	assert_int_equal(n_shared_set, 1);
 	ann_plan_free(&rt);
 	annotate_plan_free(&plan);
 	unlink(path);
@@ -184,21 +205,29 @@ static int load_text(const char *text)
 static void malformed_plans(void **state)
 {
 	(void)state;
-	assert_int_equal(load_text("lever-annotate-plan 1\nrecord /r\nprobe auto\n"), 0);
-	assert_int_equal(load_text("lever-annotate-plan 2\nrecord /r\n"), -1);
-	assert_non_null(strstr(last_msg, "not a version 1 annotate plan"));
-	assert_int_equal(load_text("lever-annotate-plan 1\nprobe auto\n"), -1);
+	assert_int_equal(load_text("lever-annotate-plan 2\nrecord /r\nprobe auto\n"), 0);
+	assert_int_equal(load_text("lever-annotate-plan 1\nrecord /r\n"), -1);
+	assert_non_null(strstr(last_msg, "not a version 2 annotate plan"));
+	assert_int_equal(load_text("lever-annotate-plan 2\nprobe auto\n"), -1);
 	assert_non_null(strstr(last_msg, "names no record"));
-	assert_int_equal(load_text("lever-annotate-plan 1\nrecord /r\nprobe fast\n"), -1);
+	assert_int_equal(load_text("lever-annotate-plan 2\nrecord /r\nprobe fast\n"), -1);
 	assert_non_null(strstr(last_msg, ":3: malformed"));
 	/* a function of a module not declared */
-	assert_int_equal(load_text("lever-annotate-plan 1\nrecord /r\nfunction 0 0 10 5 0 f\n"),
+	assert_int_equal(load_text("lever-annotate-plan 2\nrecord /r\nfunction 0 0 10 5 0 f\n"),
 			 -1);
 	/* ops of the wrong length, and ops before any function */
-	assert_int_equal(load_text("lever-annotate-plan 1\nrecord /r\nmodule 0 - /bin/true\n"
+	assert_int_equal(load_text("lever-annotate-plan 2\nrecord /r\nmodule 0 - /bin/true\n"
 				   "function 0 0 10 5 1 f\nops 1 00ff\n"),
 			 -1);
-	assert_int_equal(load_text("lever-annotate-plan 1\nrecord /r\nops 0 \n"), -1);
+	assert_int_equal(load_text("lever-annotate-plan 2\nrecord /r\nops 0 \n"), -1);
+	/* shared programs: numbered from 0, in order, before the functions */
+	assert_int_equal(
+	    load_text("lever-annotate-plan 2\nrecord /r\nglobals 0 0 \nglobals 1 0 \n"), 0);
+	assert_int_equal(load_text("lever-annotate-plan 2\nrecord /r\nglobals 1 0 \n"), -1);
+	assert_int_equal(load_text("lever-annotate-plan 2\nrecord /r\nglobals 0 1 00\n"), -1);
+	assert_int_equal(load_text("lever-annotate-plan 2\nrecord /r\nmodule 0 - /bin/true\n"
+				   "function 0 0 10 5 0 f\nglobals 0 0 \n"),
+			 -1);
 }
 
 int main(void)

@@ -52,4 +52,14 @@ struct ann_op {
 int ann_features_eval(const struct ann_op *ops, uint32_t n_ops, const struct ann_entry_regs *regs,
 		      uint64_t module_base, double *values, uint32_t n_values);
 
+/*
+ * The programs ANN_OP_CALL runs (the plan's `globals` lines), set once
+ * before any program runs; the table must live as long as the programs.
+ */
+struct ann_program {
+	const struct ann_op *ops;
+	uint32_t n_ops;
+};
+void ann_features_set_shared(const struct ann_program *programs, uint32_t n);
+
 #endif

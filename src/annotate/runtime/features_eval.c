@@ -44,6 +44,17 @@ struct machine {
 
 #define MALFORMED (-1)
 
+static const struct ann_program *shared_programs;
+static uint32_t n_shared_programs;
+
+void ann_features_set_shared(const struct ann_program *programs, uint32_t n)
+{
+	shared_programs = programs;
+	n_shared_programs = n;
+}
+
+static int run(struct machine *m, const struct ann_op *ops, uint32_t n_ops, bool shared);
+
 static int push(struct machine *m, struct slot s)
 {
 	if (m->depth == ANN_STACK_DEPTH)
@@ -398,8 +409,25 @@ static int run_binary(struct machine *m, const struct ann_op *op)
 	}
 }
 
+/* ANN_OP_CALL: the shared program on a machine of its own, emitting from imm on. */
+static int call_shared(const struct machine *m, const struct ann_op *op)
+{
+	struct machine sub;
+	const struct ann_program *p;
+
+	if (op->index >= n_shared_programs || op->imm < 0 || (uint64_t)op->imm > m->n_values)
+		return MALFORMED;
+	p = &shared_programs[op->index];
+	sub.depth = 0;
+	sub.regs = m->regs;
+	sub.module_base = m->module_base;
+	sub.values = m->values + op->imm;
+	sub.n_values = m->n_values - (uint32_t)op->imm;
+	return run(&sub, p->ops, p->n_ops, true);
+}
+
 static int run_op(struct machine *m, const struct ann_op *op, uint32_t at, uint32_t n_ops,
-		  uint32_t *next)
+		  bool shared, uint32_t *next)
 {
 	struct slot v;
 
@@ -428,9 +456,27 @@ static int run_op(struct machine *m, const struct ann_op *op, uint32_t at, uint3
 			return MALFORMED;
 		m->values[op->index] = slot_double(m->stack[--m->depth]);
 		return 0;
+	case ANN_OP_CALL:
+		return shared ? MALFORMED : call_shared(m, op);
 	default:
 		return run_unary(m, op);
 	}
+}
+
+static int run(struct machine *m, const struct ann_op *ops, uint32_t n_ops, bool shared)
+{
+	uint32_t at = 0;
+
+	if (n_ops > 0 && !ops)
+		return MALFORMED;
+	while (at < n_ops) {
+		uint32_t next;
+
+		if (run_op(m, &ops[at], at, n_ops, shared, &next) != 0)
+			return MALFORMED;
+		at = next;
+	}
+	return 0;
 }
 
 int ann_features_eval(const struct ann_op *ops, uint32_t n_ops, const struct ann_entry_regs *regs,
@@ -443,21 +489,14 @@ int ann_features_eval(const struct ann_op *ops, uint32_t n_ops, const struct ann
 	m.module_base = module_base;
 	m.values = values;
 	m.n_values = n_values;
-	uint32_t at = 0;
-
 	for (uint32_t i = 0; i < n_values; i++)
 		values[i] = NAN;
 	if (n_ops > 0 && (!ops || !regs))
 		return MALFORMED;
-	while (at < n_ops) {
-		uint32_t next;
-
-		if (run_op(&m, &ops[at], at, n_ops, &next) != 0) {
-			for (uint32_t i = 0; i < n_values; i++)
-				values[i] = NAN;
-			return MALFORMED;
-		}
-		at = next;
+	if (run(&m, ops, n_ops, false) != 0) {
+		for (uint32_t i = 0; i < n_values; i++)
+			values[i] = NAN;
+		return MALFORMED;
 	}
 	return 0;
 }

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 /* Format version of programs: stored in plan caches, bumped on any change. */
-#define ANN_FEATURES_VERSION 2
+#define ANN_FEATURES_VERSION 3
 
 /* The value stack's depth: deeper programs are malformed. */
 #define ANN_STACK_DEPTH 16
@@ -81,6 +81,10 @@ enum ann_opcode {
 	ANN_OP_EMIT = 18,
 	/* top = 0 or 1: whether the integer top is nonzero (bool) */
 	ANN_OP_NONZERO = 19,
+	/* run shared program index (ann_features_set_shared: the globals of a
+	   compilation unit), its EMIT i storing into values[imm + i]; on its
+	   own stack; a shared program may not CALL */
+	ANN_OP_CALL = 20,
 	ANN_OP_COUNT
 };
 

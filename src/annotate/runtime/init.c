@@ -16,6 +16,7 @@
 #include "annotate/runtime/runtime.h"
 #include "annotate/runtime/safe_read.h"
 #include "annotate/runtime/shadow.h"
+#include "annotate/runtime/signals.h"
 
 struct ann_plan ann_plan;
 bool ann_verbose;
@@ -26,29 +27,40 @@ int ann_reservoirs_init(void);
 static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL,  SIGABRT,
 				    SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGXCPU};
 
-/* Write what is buffered, then die of the signal as if we had not been here. */
-static void on_fatal_signal(int sig)
+/* Before the process dies of a signal: write what is buffered. */
+static void flush_before_death(void)
 {
 	struct ann_thread *t = ann_thread_current();
 
 	if (t)
-		t->busy = 1;
+		t->busy = 1; /* no probe of a handler that runs now */
 	ann_output_flush_all();
-	signal(sig, SIG_DFL);
-	raise(sig);
 }
 
+/* A fatal signal whose action is the program's default: write, then die of it. */
+static void on_fatal_signal(int sig, siginfo_t *info, void *uc)
+{
+	(void)info;
+	(void)uc;
+	ann_signals_die(sig);
+}
+
+/*
+ * Ours only while the program keeps the default action: its own action,
+ * when it sets one, replaces ours (interpose_signals.c), and it never sees
+ * ours.
+ */
 static void install_signal_flush(void)
 {
+	ann_signals_set_before_death(flush_before_death);
 	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
-		struct sigaction old, sa = {.sa_handler = on_fatal_signal};
+		struct sigaction old;
 
-		if (sigaction(fatal_signals[i], NULL, &old) || old.sa_handler != SIG_DFL ||
+		if (ann_real_sigaction(fatal_signals[i], NULL, &old) || old.sa_handler != SIG_DFL ||
 		    (old.sa_flags & SA_SIGINFO))
 			continue; /* the program (or a parent) decided: leave it */
-		sigemptyset(&sa.sa_mask);
-		sa.sa_flags = SA_RESETHAND | SA_NODEFER;
-		sigaction(fatal_signals[i], &sa, NULL);
+		ann_signals_take(fatal_signals[i], on_fatal_signal, SA_NODEFER,
+				 ANN_SIGNAL_UNTIL_PROGRAM);
 	}
 }
 
@@ -65,6 +77,7 @@ __attribute__((destructor)) static void at_exit(void)
 	ann_output_flush_all();
 	ann_output_set_direct();
 	ann_output_summary();
+	ann_output_sampling_summary();
 }
 
 static void before_fork(void)

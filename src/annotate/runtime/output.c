@@ -374,12 +374,18 @@ static void reservoir_write(struct ann_probe *p)
 {
 	struct ann_reservoir *r = &p->res;
 
+	uint64_t lines = 0;
+
 	for (uint32_t s = 0; s < ann_plan.rate_n; s++) {
-		if (r->line_len[s])
+		if (r->line_len[s]) {
 			write_all(r->lines + (size_t)s * p->line_max, r->line_len[s]);
+			lines++;
+		}
 		r->line_len[s] = 0;
 		r->owner[s] = 0;
 	}
+	/* only now is it known which sampled calls the record holds */
+	atomic_fetch_add(&p->recorded, lines);
 	/* with a rate the reservoir's count is the count of calls */
 	atomic_fetch_add(&p->calls, atomic_exchange(&r->seen, 0));
 }
@@ -445,6 +451,7 @@ void ann_output_call(struct ann_probe *p, uint64_t id, int slot, const char *lin
 {
 	struct ann_thread *t = ann_thread_current();
 
+	atomic_fetch_add_explicit(&p->sampled, 1, memory_order_relaxed);
 	if (slot >= 0 && p->res.owner) {
 		lock(&p->res);
 		if (p->res.owner[slot] == id && len <= p->line_max) {
@@ -452,10 +459,11 @@ void ann_output_call(struct ann_probe *p, uint64_t id, int slot, const char *lin
 			p->res.line_len[slot] = (uint32_t)len;
 		}
 		unlock(&p->res);
-		return;
+		return; /* recorded when the reservoir is written, if still there */
 	}
 	/* every call kept, or sampled in a period that has been written since */
 	buffer_line(t, line, len);
+	atomic_fetch_add_explicit(&p->recorded, 1, memory_order_relaxed);
 }
 
 /* ------------------------------------------------------------ flushing everything */
@@ -495,6 +503,7 @@ void ann_output_after_fork_child(void)
 			atomic_store(&p->res.seen, 0);
 		}
 		atomic_store(&p->calls, 0);
+		atomic_store(&p->sampled, 0);
 		atomic_store(&p->recorded, 0);
 	}
 	for (uint32_t i = 0; i < ANN_MAX_THREADS; i++)
@@ -538,6 +547,27 @@ void ann_output_summary(void)
 
 		if (n > 0)
 			write_all(line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	}
+}
+
+/*
+ * `# sampled` comment lines, after the `# probe` ones: how many calls were
+ * sampled, of which `recorded` (in `# probe`) are in the record; the others
+ * were replaced in a reservoir, or ended after their period was written.
+ */
+void ann_output_sampling_summary(void)
+{
+	char line[128];
+
+	if (out_fd < 0)
+		return;
+	for (uint32_t i = 0; i < ann_plan.n_probes; i++) {
+		const struct ann_probe *p = &ann_plan.probes[i];
+		int n = snprintf(line, sizeof(line), "# sampled %u pid=%d sampled=%llu\n",
+				 p->symbol, (int)getpid(), (unsigned long long)p->sampled);
+
+		if (n > 0 && (size_t)n < sizeof(line))
+			write_all(line, (size_t)n);
 	}
 }
 

@@ -2,7 +2,8 @@
 /*
  * Reading the plan that `lever annotate record` wrote
  * (doc/formats/annotate-plan.md), once at start-up: the record to append to,
- * the metrics, the rate, the probe mechanism, and per probe its module, the
+ * the metrics, the rate, the probe mechanism, the feature programs functions
+ * share (the globals of a compilation unit), and per probe its module, the
  * function's file address and size, its symbol index in the record and its
  * feature program (struct ann_op, features.h).
  */
@@ -22,16 +23,16 @@ static int hex_nibble(char c)
 	return -1;
 }
 
-/* The feature program: n_ops * sizeof(struct ann_op) bytes as hex digits. */
-static int parse_ops(struct ann_probe *p, const char *hex)
+/* A feature program: n_ops * sizeof(struct ann_op) bytes as hex digits. */
+static int parse_ops(struct ann_op **ops, uint32_t n_ops, const char *hex)
 {
-	size_t bytes = (size_t)p->n_ops * sizeof(struct ann_op);
+	size_t bytes = (size_t)n_ops * sizeof(struct ann_op);
 	uint8_t *out;
 
 	if (strlen(hex) != 2 * bytes)
 		return -1;
-	p->ops = malloc(bytes ? bytes : 1);
-	out = (uint8_t *)p->ops;
+	*ops = malloc(bytes ? bytes : 1);
+	out = (uint8_t *)*ops;
 	if (!out)
 		return -1;
 	for (size_t i = 0; i < bytes; i++) {
@@ -123,7 +124,26 @@ static int parse_line(struct ann_plan *plan, char *line)
 		if (!p || sscanf(line, "%u %n", &d, &n) != 1 || p->ops)
 			return -1;
 		p->n_ops = d;
-		return parse_ops(p, line + n);
+		return parse_ops(&p->ops, p->n_ops, line + n);
+	}
+	if (strcmp(word, "globals") == 0) {
+		struct ann_program *g;
+		struct ann_op *ops = NULL;
+
+		if (sscanf(line, "%u %u %n", &a, &d, &n) != 2 || a != plan->n_shared ||
+		    plan->n_probes)
+			return -1; /* numbered in order, before the functions */
+		g = realloc(plan->shared, (a + 1) * sizeof(*g));
+		if (!g)
+			return -1;
+		plan->shared = g;
+		if (parse_ops(&ops, d, line + n)) {
+			free(ops);
+			return -1;
+		}
+		g[a] = (struct ann_program){.ops = ops, .n_ops = d};
+		plan->n_shared++;
+		return 0;
 	}
 	(void)z;
 	return -1;
@@ -137,6 +157,9 @@ void ann_plan_free(struct ann_plan *plan)
 		free(plan->probes[i].name);
 		free(plan->probes[i].ops);
 	}
+	for (uint32_t i = 0; i < plan->n_shared; i++)
+		free((void *)plan->shared[i].ops);
+	free(plan->shared);
 	free(plan->modules);
 	free(plan->probes);
 	memset(plan, 0, sizeof(*plan));
@@ -177,5 +200,7 @@ int ann_plan_load(const char *path, struct ann_plan *plan)
 	}
 	if (rc)
 		ann_plan_free(plan);
+	else
+		ann_features_set_shared(plan->shared, plan->n_shared);
 	return rc;
 }

@@ -311,8 +311,7 @@ static void call_returned(struct tid_stack *st, uint64_t t1)
 	d.v[ANN_TIME] = span > own ? span - own : 0;
 	len = ann_format_call(line, sizeof(line), c->probe, c->id,
 			      st->depth ? st->calls[st->depth - 1].id : 0, &d, NULL);
-	ann_output_call(c->probe, c->id, c->slot, line, len);
-	atomic_fetch_add(&c->probe->recorded, 1);
+	ann_output_call(c->probe, c->id, c->slot, line, len); /* counts it */
 }
 
 static void process(const struct sample *s)

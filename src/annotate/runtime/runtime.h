@@ -54,7 +54,12 @@ struct ann_probe {
 	bool tried; /* installation attempted */
 	struct ann_reservoir res;
 	uint32_t line_max; /* the longest C line this symbol can produce */
-	_Atomic uint64_t calls, recorded, dropped_depth, dropped_busy, dropped_unwound;
+	/*
+	 * calls: entries seen; sampled: calls that ended holding a reservoir
+	 * slot or with every call kept (some are replaced later in the
+	 * reservoir); recorded: C lines that reach the record.
+	 */
+	_Atomic uint64_t calls, sampled, recorded, dropped_depth, dropped_busy, dropped_unwound;
 };
 
 struct ann_plan {
@@ -67,6 +72,8 @@ struct ann_plan {
 	struct ann_module *modules;
 	uint32_t n_probes;
 	struct ann_probe *probes;
+	uint32_t n_shared; /* the `globals` programs, run by ANN_OP_CALL */
+	struct ann_program *shared;
 };
 
 extern struct ann_plan ann_plan;
@@ -145,7 +152,12 @@ int ann_output_open(const char *record);
 size_t ann_format_call(char *buf, size_t size, const struct ann_probe *p, uint64_t id,
 		       uint64_t parent, const struct ann_metrics_snapshot *delta,
 		       const double *values);
-/* A finished call: into the thread's buffer (every call) or the reservoir. */
+/*
+ * A finished sampled call: into the thread's buffer (every call) or the
+ * reservoir; counted as sampled, and as recorded once its line is sure to
+ * reach the record (buffered, or written from the reservoir at the end of
+ * the period), so that `recorded` is the number of C lines.
+ */
 void ann_output_call(struct ann_probe *p, uint64_t id, int slot, const char *line, size_t len);
 /* Reservoir decision at entry: the slot (>= 0) or -1 (not sampled). */
 int ann_sample_decide(struct ann_probe *p, uint64_t now_ns);
@@ -158,6 +170,8 @@ void ann_output_after_fork_child(void);
 void ann_output_set_direct(void);
 /* The summary at exit (probes installed, calls, recorded, dropped). */
 void ann_output_summary(void);
+/* `# sampled` lines at exit: per probe, the calls sampled (see struct ann_probe). */
+void ann_output_sampling_summary(void);
 int ann_output_fd(void);
 
 /* Identity of calls: (process nonce, thread slot, counter). */

@@ -21,7 +21,9 @@
  *     tiny assembly routine whose only load, if it faults, is recovered by a
  *     SIGSEGV/SIGBUS handler that moves the saved instruction pointer to the
  *     routine's error exit (the way the Linux kernel's exception tables
- *     work). Faults anywhere else go to the handler that was there before.
+ *     work). Faults anywhere else go to the program's own action, which
+ *     the program sets and reads back as if our handler were not there
+ *     (interpose_signals.c).
  *
  * Everything here is async-signal-safe (open/read/close, sigaction,
  * process_vm_readv; no stdio, no malloc, no locks that wait): a sampled call
@@ -43,6 +45,8 @@
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
+
+#include "annotate/runtime/signals.h"
 
 #define RANGE_CAPACITY	    4096
 #define REFRESH_INTERVAL_NS 1000000ll
@@ -72,8 +76,6 @@ static _Atomic bool high_mappings;
    on every read (and cost a locked instruction). */
 static __thread uint64_t n_fast, n_verified, n_refused, n_recovered;
 static _Atomic uint64_t n_refreshes;
-
-static struct sigaction previous_segv, previous_bus;
 
 /*
  * int ann_guarded_copy(void *dst, const void *src, size_t n): 0, or -1 when a
@@ -113,22 +115,6 @@ __asm__(".text\n"
 	"	ret\n"
 	".size ann_guarded_copy, .-ann_guarded_copy\n");
 
-static void chain(int sig, siginfo_t *info, void *uc, const struct sigaction *prev)
-{
-	if (prev->sa_flags & SA_SIGINFO) {
-		if (prev->sa_sigaction)
-			prev->sa_sigaction(sig, info, uc);
-		return;
-	}
-	if (prev->sa_handler == SIG_DFL || prev->sa_handler == SIG_IGN) {
-		/* Put it back and return: the faulting instruction runs again
-		   and the default action happens as if we were not there. */
-		sigaction(sig, prev, NULL);
-		return;
-	}
-	prev->sa_handler(sig);
-}
-
 static void fault_handler(int sig, siginfo_t *info, void *ucv)
 {
 	ucontext_t *uc = ucv;
@@ -139,28 +125,24 @@ static void fault_handler(int sig, siginfo_t *info, void *ucv)
 		n_recovered++;
 		return;
 	}
-	chain(sig, info, ucv, sig == SIGBUS ? &previous_bus : &previous_segv);
+	/* not ours: the program's action, as if we were not here */
+	ann_signals_forward(sig, info, ucv);
 }
 
 static bool handler_is_ours(int sig)
 {
 	struct sigaction now;
 
-	if (sigaction(sig, NULL, &now) != 0)
+	if (ann_real_sigaction(sig, NULL, &now) != 0)
 		return false;
 	return (now.sa_flags & SA_SIGINFO) && now.sa_sigaction == fault_handler;
 }
 
 static void install_fixup(void)
 {
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = fault_handler;
-	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGSEGV, &sa, &previous_segv) != 0 ||
-	    sigaction(SIGBUS, &sa, &previous_bus) != 0)
+	/* SA_NODEFER: a program handler we forward to may fault in turn */
+	if (ann_signals_take(SIGSEGV, fault_handler, SA_ONSTACK | SA_NODEFER, ANN_SIGNAL_ALWAYS) ||
+	    ann_signals_take(SIGBUS, fault_handler, SA_ONSTACK | SA_NODEFER, ANN_SIGNAL_ALWAYS))
 		return;
 	atomic_store(&fixup_installed, true);
 }

@@ -27,9 +27,9 @@ void ann_safe_read_init(void);
 
 /*
  * (Re)install the SIGSEGV/SIGBUS fix-up over whatever handler is there now
- * (chaining to it). Without it, e.g. after the program installed its own
- * handler, reads stay safe but each costs a system call. For a runtime that
- * sees the program's sigaction calls, and for tests.
+ * (which becomes the program's action, unless it was ours). The program's
+ * sigaction calls cannot remove it (interpose_signals.c); a raw system call
+ * can, and then reads stay safe but each costs a system call. For tests.
  */
 void ann_safe_read_install_fixup(void);
 

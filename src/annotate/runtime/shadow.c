@@ -298,6 +298,7 @@ static void record_call(struct ann_thread *t, struct ann_frame *f,
 		len = ann_format_call(buf, p->line_max, p, f->id, f->parent, &d,
 				      &t->values[f->values_at]);
 		ann_output_commit(t, len);
+		atomic_fetch_add_explicit(&p->sampled, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&p->recorded, 1, memory_order_relaxed);
 		return;
 	}
@@ -309,8 +310,7 @@ static void record_call(struct ann_thread *t, struct ann_frame *f,
 	len = ann_format_call(buf, cap, p, f->id, f->parent, &d, &t->values[f->values_at]);
 	if (t->calibrating)
 		return;
-	ann_output_call(p, f->id, slot, buf, len);
-	atomic_fetch_add_explicit(&p->recorded, 1, memory_order_relaxed);
+	ann_output_call(p, f->id, slot, buf, len); /* counts it */
 }
 
 uintptr_t ann_on_exit(uintptr_t sp_after_ret, uint64_t tsc_in)

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# lever annotate record's counts (doc/annotate-record.md "Sampling"): with a
+# reservoir that sees many more calls than it holds, "calls recorded" (the
+# printed line and `# probe ... recorded=`) is the number of C lines in the
+# record, not the number of calls that were once sampled and later
+# replaced; those are counted apart (`# sampled`, "(S sampled)").
+set -euo pipefail
+build=$1 src=$2
+. "$src/tests/e2e/lib/annotate_record.sh"
+lever=$build/bin/lever dir=$build/tests/programs/annotate
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# 200000 calls, 10 slots, one period for the whole run (written at exit):
+# about 10 * ln(20000) ~ 100 calls are sampled, exactly 10 kept.
+"$lever" annotate record --rate=10/3600s -f empty -o "$tmp/r" -- "$dir/probe_loop" 200000 \
+	>/dev/null 2>"$tmp/err"
+r=$tmp/r/record
+check "well-formed record" 0 "$(well_formed "$r")"
+check "C lines: one per slot" 10 "$(calls "$r" empty)"
+check "# probe recorded= is the C lines" 10 "$(probe_stat "$r" empty recorded)"
+check "# probe calls= is every call" 200000 "$(probe_stat "$r" empty calls)"
+sampled=$(awk '$1 == "#" && $2 == "sampled" { sub(/sampled=/, "", $5); t += $5 } END { print t + 0 }' "$r")
+# P(no replacement in 200000 calls) = prod (1 - 10/k) < 1e-40
+[ "$sampled" -gt 10 ] || { echo "FAIL: $sampled sampled, expected more than 10"; exit 1; }
+echo "ok: sampled ($sampled)"
+line=$(grep 'calls recorded of' "$tmp/err")
+check "printed line" "lever annotate record: $r: 10 calls recorded of 200000 ($sampled sampled)" \
+	"$line"
+
+# every call kept: the three counts agree
+"$lever" annotate record --rate=all -f empty -o "$tmp/a" -- "$dir/probe_loop" 5000 \
+	>/dev/null 2>"$tmp/err"
+check "all: C lines" 5000 "$(calls "$tmp/a/record" empty)"
+check "all: printed line" "lever annotate record: $tmp/a/record: 5000 calls recorded of 5000 (5000 sampled)" \
+	"$(grep 'calls recorded of' "$tmp/err")"
+# uprobes (where the kernel has them): the same counts, from the reader thread
+if [ -e /sys/bus/event_source/devices/uprobe/type ]; then
+	"$lever" annotate record --rate=all --probe=uprobe -f empty -o "$tmp/u" -- \
+		"$dir/probe_loop" 2000 >/dev/null 2>"$tmp/err"
+	if [ "$(probe_kind "$tmp/u/record" empty)" != uprobe ]; then
+		echo "ok: uprobes not available here ($(grep -m1 uprobe "$tmp/err" || true)), skipped"
+	else
+		n=$(calls "$tmp/u/record" empty)
+		check "uprobe: C lines" 2000 "$n"
+		check "uprobe: # probe recorded=" "$n" "$(probe_stat "$tmp/u/record" empty recorded)"
+	fi
+fi
+echo "ok: all"
