@@ -166,8 +166,11 @@ int heap_base_init(void)
 		heap_info[c].local_limit = limit < LOCAL_MIN	    ? LOCAL_MIN
 					   : limit > HEAP_LOCAL_CAP ? HEAP_LOCAL_CAP
 								    : (unsigned)limit;
-		meta_total += meta_bytes(b);
+		if (c >= HEAP_LANE_CLASSES)
+			meta_total += meta_bytes(b);
 	}
+	if (heap_lane_init(page_size))
+		return -1;
 	meta = reserve(meta_total, page_size);
 	heap_region = meta ? reserve(HEAP_N_CLASSES * HEAP_CLASS_SPAN, REGION_ALIGN) : NULL;
 	if (!heap_region) {
@@ -175,7 +178,7 @@ int heap_base_init(void)
 			munmap(meta, meta_total);
 		return -1;
 	}
-	for (unsigned c = 0; c < HEAP_N_CLASSES; c++) {
+	for (unsigned c = HEAP_LANE_CLASSES; c < HEAP_N_CLASSES; c++) {
 		struct base_class *b = &classes[c];
 
 		b->start = heap_region + c * HEAP_CLASS_SPAN;
@@ -188,7 +191,7 @@ int heap_base_init(void)
 
 size_t heap_base_purged_bytes(void)
 {
-	return atomic_load_explicit(&purged_total, memory_order_relaxed);
+	return atomic_load_explicit(&purged_total, memory_order_relaxed) + heap_lane_purged_bytes();
 }
 
 /* A bijection of [0, 2^bits): rounds of odd multiply, xor-shift and add, all invertible. */
@@ -247,7 +250,8 @@ static int start_slab(struct base_class *b, struct rng *r)
 
 void heap_base_seed(uint64_t seed)
 {
-	for (unsigned c = 0; c < HEAP_N_CLASSES; c++)
+	heap_lane_seed(seed ^ 0x2545f4914f6cdd1dULL);
+	for (unsigned c = HEAP_LANE_CLASSES; c < HEAP_N_CLASSES; c++)
 		rng_seed(&classes[c].rng, seed + 0x9e3779b97f4a7c15ULL * (c + 1));
 }
 
@@ -443,7 +447,10 @@ static void refill(struct base_class *b, struct heap_free_list *local)
 
 void *heap_base_refill(unsigned c, struct heap_free_list *local)
 {
-	refill(&classes[c], local);
+	if (c < HEAP_LANE_CLASSES)
+		heap_lane_refill(c, local);
+	else
+		refill(&classes[c], local);
 	return local->count ? local->obj[--local->count] : NULL;
 }
 
@@ -464,23 +471,29 @@ static void spill(struct base_class *b, struct heap_free_list *local)
 
 void heap_base_spill(unsigned c, struct heap_free_list *local)
 {
-	spill(&classes[c], local);
+	if (c < HEAP_LANE_CLASSES)
+		heap_lane_spill(c, local);
+	else
+		spill(&classes[c], local);
 }
 
 void heap_base_lock_all(void)
 {
-	for (unsigned c = 0; c < HEAP_N_CLASSES; c++)
+	heap_lane_lock_all();
+	for (unsigned c = HEAP_LANE_CLASSES; c < HEAP_N_CLASSES; c++)
 		heap_lock(&classes[c].lock);
 }
 
 void heap_base_unlock_all(void)
 {
-	for (unsigned c = HEAP_N_CLASSES; c-- > 0;)
+	for (unsigned c = HEAP_N_CLASSES; c-- > HEAP_LANE_CLASSES;)
 		heap_unlock(&classes[c].lock);
+	heap_lane_unlock_all();
 }
 
 void heap_base_reset_locks(void)
 {
-	for (unsigned c = 0; c < HEAP_N_CLASSES; c++)
+	heap_lane_reset_locks();
+	for (unsigned c = HEAP_LANE_CLASSES; c < HEAP_N_CLASSES; c++)
 		heap_lock_reset(&classes[c].lock);
 }
