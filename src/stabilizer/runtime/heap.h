@@ -245,6 +245,7 @@ static inline void *heap_base_locate(const void *p, unsigned *cls)
 int heap_lane_init(size_t page_size);
 void heap_lane_seed(uint64_t seed);
 void heap_lane_refill(unsigned c, struct heap_free_list *local);
+void *heap_lane_fresh(unsigned c);
 void heap_lane_spill(unsigned c, struct heap_free_list *local);
 size_t heap_lane_purged_bytes(void);
 void heap_lane_lock_all(void);
@@ -255,6 +256,8 @@ void heap_lane_reset_locks(void);
 
 /* Keys of the slab bijections come from per-class streams of this seed. */
 void heap_base_seed(uint64_t seed);
+/* A fresh object of class c, never handed out before; NULL when the region is exhausted. */
+void *heap_base_fresh(unsigned c);
 /* The slow paths of the two below: local empty, local full. */
 void *heap_base_refill(unsigned c, struct heap_free_list *local);
 void heap_base_spill(unsigned c, struct heap_free_list *local);

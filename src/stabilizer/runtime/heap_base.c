@@ -445,6 +445,19 @@ static void refill(struct base_class *b, struct heap_free_list *local)
 	local->count = n;
 }
 
+void *heap_base_fresh(unsigned c)
+{
+	struct base_class *b = &classes[c];
+	void *p;
+
+	if (c < HEAP_LANE_CLASSES)
+		return heap_lane_fresh(c);
+	heap_lock(&b->lock);
+	p = carve(b);
+	heap_unlock(&b->lock);
+	return p;
+}
+
 void *heap_base_refill(unsigned c, struct heap_free_list *local)
 {
 	if (c < HEAP_LANE_CLASSES)

@@ -403,6 +403,16 @@ void heap_lane_refill(unsigned c, struct heap_free_list *local)
 	local->count = n;
 }
 
+void *heap_lane_fresh(unsigned c)
+{
+	void *p;
+
+	heap_lock(&lane_lock);
+	p = carve(&classes[c], c);
+	heap_unlock(&lane_lock);
+	return p;
+}
+
 /* Move the older half of a full local stack to the depot. */
 void heap_lane_spill(unsigned c, struct heap_free_list *local)
 {
