@@ -50,11 +50,12 @@
 
 struct lane_class {
 	size_t size;
-	unsigned len;	     /* bytes of a lane in each period */
-	unsigned per_period; /* its objects in one period */
-	uint32_t cur;	     /* the lane being carved (id + 1), 0: none yet */
-	unsigned bits;	     /* its slots <= 2^bits < 2 * slots */
-	uint64_t next;	     /* next input of the bijection, < 2^bits */
+	unsigned len;		 /* bytes of a lane in each period */
+	unsigned per_period;	 /* its objects in one period of a whole lane */
+	unsigned cur_per_period; /* of the lane being carved (shorter at the end of a period) */
+	uint32_t cur;		 /* the lane being carved (id + 1), 0: none yet */
+	unsigned bits;		 /* its slots <= 2^bits < 2 * slots */
+	uint64_t next;		 /* next input of the bijection, < 2^bits */
 	uint64_t mul[PERMUTE_ROUNDS], add[PERMUTE_ROUNDS];
 	uint32_t partial; /* lanes with depot objects (id + 1) */
 	struct rng rng;	  /* the bijections' keys */
@@ -163,11 +164,17 @@ static unsigned window_room(const struct heap_window *win)
 	return win->lanes < HEAP_WINDOW_LANES ? room : 0;
 }
 
-/* A window and phase with len bytes of the period free: an open one, else a new one. */
-static struct heap_window *window_with_room(unsigned len, unsigned *phase)
+/*
+ * Where class lc's next lane goes: the open window and phase that leave the
+ * least room after a whole lane, else the most room in which a shorter lane
+ * of at least one object per period fits (so that the ends of the periods
+ * are not lost), else a new window. *len: the lane's bytes.
+ */
+static struct heap_window *window_with_room(const struct lane_class *lc, unsigned *phase,
+					    unsigned *len)
 {
-	struct heap_window *win;
-	unsigned slot = 0, least = HEAP_LANE_PERIOD + 1;
+	struct heap_window *win, *part = NULL;
+	unsigned slot = 0, least = HEAP_LANE_PERIOD + 1, part_room = 0, part_phase = 0;
 	int ph;
 
 	for (unsigned i = 0; i < OPEN_WINDOWS; i++) {
@@ -178,27 +185,40 @@ static struct heap_window *window_with_room(unsigned len, unsigned *phase)
 			continue;
 		}
 		win = &heap_windows[open_windows[i] - 1];
-		ph = phase_with_room(win, len);
+		ph = phase_with_room(win, lc->len);
 		if (ph >= 0) {
 			*phase = (unsigned)ph;
+			*len = lc->len;
 			return win;
 		}
 		room = window_room(win);
+		if (room >= lc->size && room > part_room) {
+			for (unsigned p = 0; p < HEAP_LANE_PHASES; p++)
+				if (HEAP_LANE_PERIOD - win->used[p] == room)
+					part_phase = p;
+			part = win, part_room = room;
+		}
 		if (least && room < least)
 			slot = i, least = room; /* the fullest makes way for a new one */
+	}
+	if (part) {
+		*phase = part_phase;
+		*len = (unsigned)(part_room / lc->size * lc->size);
+		return part;
 	}
 	win = open_window();
 	if (win)
 		open_windows[slot] = (uint32_t)window_index(win) + 1;
 	*phase = 0;
+	*len = lc->len;
 	return win;
 }
 
 /* A new lane for class c and the keys of its bijection; -1 when the area is full. */
 static int start_lane(struct lane_class *lc, unsigned c)
 {
-	unsigned index, slots, ph;
-	struct heap_window *win = window_with_room(lc->len, &ph);
+	unsigned index, slots, ph, len;
+	struct heap_window *win = window_with_room(lc, &ph, &len);
 	struct heap_lane *l;
 
 	if (!win)
@@ -206,14 +226,15 @@ static int start_lane(struct lane_class *lc, unsigned c)
 	index = win->lanes++;
 	l = &win->lane[index];
 	l->lo = win->used[ph];
-	l->len = (uint16_t)lc->len;
+	l->len = (uint16_t)len;
 	l->cls = (uint8_t)c;
 	l->phase = (uint8_t)ph;
-	l->per_period = (uint8_t)lc->per_period;
-	memset(&win->lane_of[ph][l->lo / HEAP_ALIGN], (int)index, lc->len / HEAP_ALIGN);
-	win->used[ph] = (uint16_t)(win->used[ph] + lc->len);
+	l->per_period = (uint8_t)(len / lc->size);
+	memset(&win->lane_of[ph][l->lo / HEAP_ALIGN], (int)index, len / HEAP_ALIGN);
+	win->used[ph] = (uint16_t)(win->used[ph] + len);
 	lc->cur = lane_id(window_index(win), index) + 1;
-	slots = LANE_PERIODS * lc->per_period;
+	lc->cur_per_period = l->per_period;
+	slots = LANE_PERIODS * l->per_period;
 	lc->bits = 64 - (unsigned)__builtin_clzll((uint64_t)slots - 1);
 	lc->next = 0;
 	for (int i = 0; i < PERMUTE_ROUNDS; i++) {
@@ -273,7 +294,7 @@ static void *carve(struct lane_class *lc, unsigned c)
 			struct heap_lane *l = lane_of_id(lc->cur - 1, &win);
 			size_t at;
 
-			if (slot >= (uint64_t)LANE_PERIODS * lc->per_period)
+			if (slot >= (uint64_t)LANE_PERIODS * lc->cur_per_period)
 				continue;
 			at = slot_offset(l, lc->size, (unsigned)(slot % LANE_PERIODS),
 					 (unsigned)(slot / LANE_PERIODS));
@@ -325,7 +346,7 @@ static unsigned depot_take(struct lane_class *lc, void **out, unsigned want)
 		char *base = window_base(window_index(win));
 
 		for (unsigned i = 0; i < LANE_PERIODS && n < want && l->depot_count; i++) {
-			for (unsigned k = 0; k < lc->per_period && n < want; k++) {
+			for (unsigned k = 0; k < l->per_period && n < want; k++) {
 				size_t at = slot_offset(l, lc->size, i, k), bit = at / HEAP_ALIGN;
 
 				if (!(win->depot[bit / 64] >> (bit % 64) & 1))

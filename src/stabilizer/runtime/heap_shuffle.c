@@ -43,17 +43,24 @@
 
 #include "stabilizer/runtime/heap.h"
 
+/* A class's random streams, apart from its objects (see struct thread_heap). */
 struct shuffle_class {
 	unsigned next;	       /* the slot the next malloc returns, drawn one malloc early */
 	struct rng rng;	       /* the frees' slots */
 	struct rng malloc_rng; /* the mallocs' slots */
-	struct heap_free_list free;
-	void *slot[HEAP_SHUFFLE_N];
 };
 
+/*
+ * The streams of all classes lie together, and each class's free list and
+ * slots apart: seeding a heap then writes one page, not one per class, and
+ * a class the thread never uses costs no memory (2.5 KiB each otherwise,
+ * 130 KiB per thread).
+ */
 struct thread_heap {
 	struct shuffle_class cls[HEAP_N_CLASSES];
 	struct thread_heap *next_recycled;
+	struct heap_free_list free[HEAP_N_CLASSES];
+	void *slot[HEAP_N_CLASSES][HEAP_SHUFFLE_N];
 };
 
 static __thread struct thread_heap *current_heap;
@@ -141,37 +148,38 @@ static unsigned random_slot(struct rng *r)
 static inline __attribute__((always_inline)) void *malloc_from(struct thread_heap *h, unsigned c)
 {
 	struct shuffle_class *s = &h->cls[c];
+	struct heap_free_list *free = &h->free[c];
+	void **slot = h->slot[c];
 	unsigned i = s->next;
-	void *out = s->slot[i];
+	void *out = slot[i];
 
 	if (__builtin_expect(out != NULL, 1)) {
-		void *in = heap_base_malloc(c, &s->free);
+		void *in = heap_base_malloc(c, free);
 
 		if (!in)
 			return NULL;
-		s->slot[i] = in;
+		slot[i] = in;
 	} else {
 		out = heap_base_fresh(c);
 		if (!out)
 			return NULL;
-		if (s->free.count) /* what Base::malloc would give, in place of the fresh one */
-			s->slot[i] = s->free.obj[--s->free.count];
+		if (free->count) /* what Base::malloc would give, in place of the fresh one */
+			slot[i] = free->obj[--free->count];
 	}
 	s->next = random_slot(&s->malloc_rng);
-	__builtin_prefetch(s->slot[s->next], 1, 3);
+	__builtin_prefetch(slot[s->next], 1, 3);
 	return out;
 }
 
 static inline __attribute__((always_inline)) void free_into(struct thread_heap *h, unsigned c,
 							    void *p)
 {
-	struct shuffle_class *s = &h->cls[c];
-	unsigned i = random_slot(&s->rng);
-	void *out = s->slot[i];
+	unsigned i = random_slot(&h->cls[c].rng);
+	void *out = h->slot[c][i];
 
-	s->slot[i] = p;
+	h->slot[c][i] = p;
 	if (__builtin_expect(out != NULL, 1))
-		heap_base_free(c, &s->free, out);
+		heap_base_free(c, &h->free[c], out);
 }
 
 /*
