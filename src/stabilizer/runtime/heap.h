@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The shuffling heap of liblever-stabilizer.so (spec §4.2, paper §3.2), in
- * three layers:
+ * three layers (the base in two files):
  *
  *   heap_api.c      malloc, free, calloc, realloc, the aligned family and
  *                   malloc_usable_size; decides once whether the heap is on
  *                   (else everything goes to glibc's __libc_* functions)
- *   heap_shuffle.c  per thread and size class an array of N = 256 objects;
- *                   every malloc and free is one step of the inside-out
- *                   Fisher-Yates shuffle, without locks
+ *   heap_shuffle.c  per thread and size class an array of N = 256 objects,
+ *                   filled lazily; every malloc and free is one step of the
+ *                   inside-out Fisher-Yates shuffle, without locks
  *   heap_base.c     the deterministic-reuse base: size classes carved from
  *                   slabs in one reserved region, a LIFO stack of free
  *                   objects per thread and class, a shared depot per class

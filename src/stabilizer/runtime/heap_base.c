@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The base allocator under the shuffling layer: size classes, each with its
- * own part of one reserved region, carved into slabs.
+ * own part of one reserved region, carved into slabs. The classes up to 896
+ * bytes (HEAP_LANE_CLASSES) share pages instead, in heap_lane.c: their parts
+ * of the region form its lane area, and heap_base_refill, _spill and _fresh
+ * hand them over; the thread stacks below serve both.
  *
  * Size classes: multiples of 16 up to 128 bytes, then four per power of two
  * up to 256 KiB (160, 192, 224, 256, 320, ...): at most 25% of an object is
