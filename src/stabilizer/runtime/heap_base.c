@@ -181,6 +181,13 @@ int heap_base_init(void)
 			munmap(meta, meta_total);
 		return -1;
 	}
+	/*
+	 * Small pages only, whatever the system's transparent huge page policy:
+	 * objects are spread over their slabs and windows on purpose, and pages
+	 * go back one by one, so a huge page would make one small object cost
+	 * 2 MiB (a kernel without THP refuses the advice: nothing to do then).
+	 */
+	madvise(heap_region, HEAP_N_CLASSES * HEAP_CLASS_SPAN, MADV_NOHUGEPAGE);
 	for (unsigned c = HEAP_LANE_CLASSES; c < HEAP_N_CLASSES; c++) {
 		struct base_class *b = &classes[c];
 
