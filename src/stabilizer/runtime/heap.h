@@ -172,6 +172,9 @@ struct heap_window {
 	uint64_t depot[HEAP_WINDOW_BYTES / HEAP_ALIGN / 64];
 } __attribute__((aligned(4096)));
 
+/* A window's metadata is one page, made usable when the window opens. */
+_Static_assert(sizeof(struct heap_window) == 4096, "a window's metadata is one page");
+
 extern struct heap_window *heap_windows; /* one per HEAP_WINDOW_BYTES of the lane area */
 
 /* The object of a lane class that p points into, and its class. */
