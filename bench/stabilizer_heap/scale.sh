@@ -15,6 +15,11 @@
 # Every round runs each workload under glibc, the old heap and the new heap
 # in a shuffled order (interleaved, so that a load change hits all three),
 # each through /usr/bin/time; the load average is recorded with every run.
+# Under a heap, /usr/bin/time runs inside `lever stabilize --heap` and
+# times the program, not lever: lever execs the program, and the peak
+# resident size the kernel reports (ru_maxrss) survives exec, so timing
+# lever itself would report at least lever's own 6.5 MiB for every program.
+# Lever's start-up is left out of the CPU time too (a few milliseconds).
 # Raw data: bench/results/stabilizer_heap_scale/raw.csv; the table
 # (medians with distribution-free 95% intervals, ratios with bootstrap
 # intervals): table.py writes bench/results/stabilizer_heap_scale/README.md.
@@ -32,6 +37,7 @@ raw=$out/raw.csv
 cc -O2 -pthread -o "$tmp/malloc_heavy" "$here/malloc_heavy.c"
 cc -O2 -o "$tmp/large_blocks" "$here/large_blocks.c"
 cc -O2 -fno-builtin -o "$tmp/heap_return" "$here/../../tests/programs/stabilizer/heap_return.c"
+cc -O2 -fno-builtin -o "$tmp/heap_classes" "$here/../../tests/programs/stabilizer/heap_classes.c"
 seq 1 300000 | awk '{ srand(NR); print int(rand() * 1e6), $1 }' >"$tmp/sort.txt"
 printf 'd = {}\nfor i in range(300000):\n    d[str(i)] = [i] * (i %% 7)\nprint(len(d))\n' >"$tmp/dicts.py"
 py=$(python3 -c 'import sys; print(sys.executable)')
@@ -51,10 +57,15 @@ if [ "$only" != compare ]; then
 	cp "$tmp/kept" "$raw"
 fi
 [ -z "${NOTE:-}" ] || echo "- $(date -u +%F): $NOTE" >>"$out/notes.md"
-measure() { # WORKLOAD VARIANT RUN COMMAND...
-	local w=$1 v=$2 r=$3
+measure() { # WORKLOAD VARIANT RUN [LAUNCHER...] -- COMMAND...
+	local w=$1 v=$2 r=$3 launcher=()
 	shift 3
-	/usr/bin/time -o "$tmp/t" -f "%e,%U,%S,%M" "$@" >/dev/null 2>"$tmp/err" ||
+	while [ "$1" != -- ]; do
+		launcher+=("$1")
+		shift
+	done
+	shift
+	"${launcher[@]}" /usr/bin/time -o "$tmp/t" -f "%e,%U,%S,%M" "$@" >/dev/null 2>"$tmp/err" ||
 		{ echo "$w/$v failed:" >&2; cat "$tmp/err" >&2; return 1; }
 	echo "$w,$v,$r,$(cat "$tmp/t"),$(cut -d' ' -f1 /proc/loadavg)" >>"$raw"
 }
@@ -63,9 +74,9 @@ workload() { # NAME COMMAND...  (run under glibc, old, new in shuffled order)
 	shift 2
 	for v in $(printf 'glibc\nold\nnew\n' | shuf); do
 		case $v in
-		glibc) measure "$name" glibc "$r" "$@" ;;
-		old) measure "$name" old "$r" "$old/bin/lever" stabilize --heap -- "$@" ;;
-		new) measure "$name" new "$r" "$new/bin/lever" stabilize --heap -- "$@" ;;
+		glibc) measure "$name" glibc "$r" -- "$@" ;;
+		old) measure "$name" old "$r" "$old/bin/lever" stabilize --heap -- -- "$@" ;;
+		new) measure "$name" new "$r" "$new/bin/lever" stabilize --heap -- -- "$@" ;;
 		esac
 	done
 }
@@ -79,6 +90,8 @@ for r in $(seq 1 "$runs"); do
 	# the same with ten times the live objects (26 MiB): the per-class
 	# floor of the spread slabs (see doc/stabilize.md) weighs less
 	workload malloc_heavy_1t_pool100k "$r" "$tmp/malloc_heavy" 2000000 1 100000
+	# a few dozen live objects in each of 40 size classes (the footprint test)
+	workload heap_classes_40 "$r" "$tmp/heap_classes" 1000000
 	workload heap_return_1GiB "$r" "$tmp/heap_return" 100000
 	workload large_blocks "$r" "$tmp/large_blocks" 5000
 	workload sort_300k "$r" sort -n "$tmp/sort.txt"
@@ -88,7 +101,7 @@ done
 for r in $(seq 1 "$compare_runs"); do
 	for v in $(printf 'old\nnew\n' | shuf); do
 		b=$([ $v = old ] && echo "$old" || echo "$new")
-		measure compare_1e7 "$v" "$r" "$b/bin/lever" compare --samples "$tmp/a.txt" "$tmp/b.txt"
+		measure compare_1e7 "$v" "$r" -- "$b/bin/lever" compare --samples "$tmp/a.txt" "$tmp/b.txt"
 	done
 done
 echo "end: $(uptime)" >>"$out/load.txt"

@@ -92,8 +92,9 @@ def main():
         except FileNotFoundError:
             pass
     print("Medians with 95% intervals; ratios are of medians (below 1 = less time or memory than the reference).\n")
-    print("CPU = user + system time of the whole run (lever's start-up included), less disturbed by")
-    print("the load than wall time.\n")
+    print("CPU = user + system time of the program's whole run (under a heap: inside lever stabilize,")
+    print("so lever's own start-up before it execs the program is not counted, nor its resident size),")
+    print("less disturbed by the load than wall time.\n")
     print("| workload | variant | runs | wall s | CPU s | max RSS MiB | CPU / glibc | RSS / glibc | CPU / old | RSS / old | CPU / glibc, paired | CPU / old, paired |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for w, variants in data.items():
@@ -110,7 +111,9 @@ def main():
                      f"{fmt(statistics.median(d['rss']))} [{fmt(rl)}, {fmt(rh)}]"]
             for ref in ("glibc", "old"):
                 for key in ("cpu", "rss"):
-                    if ref in variants and ref != v and v != "glibc":
+                    if ref in variants and ref != v and v != "glibc" and not statistics.median(variants[ref][key]):
+                        cells.append("(0 s)")  # below /usr/bin/time's resolution: no ratio
+                    elif ref in variants and ref != v and v != "glibc":
                         r = statistics.median(d[key]) / statistics.median(variants[ref][key])
                         lo, hi = ratio_interval(d[key], variants[ref][key], rng)
                         cells.append(f"{r:.2f} [{lo:.2f}, {hi:.2f}]")

@@ -30,3 +30,9 @@ add_executable(stabilizer_prog_heap_return ${CMAKE_SOURCE_DIR}/tests/programs/st
 target_compile_options(stabilizer_prog_heap_return PRIVATE -fno-builtin)
 set_target_properties(stabilizer_prog_heap_return PROPERTIES OUTPUT_NAME heap_return
   RUNTIME_OUTPUT_DIRECTORY ${STABILIZER_PROGRAMS_DIR})
+# heap_classes: a few dozen live objects in each of 40 size classes; the
+# growth of its resident size must stay bounded (classes share pages).
+add_executable(stabilizer_prog_heap_classes ${CMAKE_SOURCE_DIR}/tests/programs/stabilizer/heap_classes.c)
+target_compile_options(stabilizer_prog_heap_classes PRIVATE -fno-builtin)
+set_target_properties(stabilizer_prog_heap_classes PROPERTIES OUTPUT_NAME heap_classes
+  RUNTIME_OUTPUT_DIRECTORY ${STABILIZER_PROGRAMS_DIR})

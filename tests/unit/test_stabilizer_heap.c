@@ -3,7 +3,8 @@
  * The layers of the Stabilizer runtime's shuffling heap, linked into the test
  * directly (without heap_api.c, which would replace the test's own malloc):
  * size classes, the base allocator's slabs (each fresh slab is handed out
- * as a permutation of its slots), object lookup from interior pointers, the
+ * as a permutation of its slots) and lanes (small classes sharing pages),
+ * object lookup from interior pointers, pages given back, the
  * shuffling layer (no object handed out twice, freed objects not reused at
  * once, a seed reproduces the sequence) and large allocations.
  */
@@ -56,7 +57,7 @@ static size_t slab_objects(unsigned c)
 
 static void test_base_slabs(void **state)
 {
-	unsigned classes[] = {0, 2, 7, 8, 13, 30, HEAP_N_CLASSES - 1};
+	unsigned classes[] = {HEAP_LANE_CLASSES, 30, HEAP_N_CLASSES - 1};
 
 	(void)state;
 	for (size_t k = 0; k < sizeof(classes) / sizeof(classes[0]); k++) {
@@ -96,6 +97,91 @@ static void test_base_slabs(void **state)
 	}
 }
 
+/* Objects in one lane of class c, as heap_lane.c makes them (LANE_BYTES = 256). */
+static size_t lane_objects(unsigned c)
+{
+	size_t size = heap_class_size(c), per = 256 / size ? 256 / size : 1;
+
+	return HEAP_WINDOW_PERIODS / HEAP_LANE_PHASES * per;
+}
+
+static size_t window_of(const void *p)
+{
+	return (size_t)(((uintptr_t)p - (uintptr_t)heap_region) >> HEAP_WINDOW_SHIFT);
+}
+
+/*
+ * The small classes come from lanes: a lane's objects are whole, distinct,
+ * 16-aligned, found again from any interior pointer, handed out in no
+ * address order, spread over the 64 pages of their window and over the
+ * lines of a page; freed ones come back last-in first-out.
+ */
+static void test_base_lanes(void **state)
+{
+	unsigned classes[] = {0, 2, 7, 8, 13, HEAP_LANE_CLASSES - 1};
+
+	(void)state;
+	for (size_t j = 0; j < sizeof(classes) / sizeof(classes[0]); j++) {
+		unsigned c = classes[j];
+		struct heap_free_list local = {0};
+		size_t size = heap_class_size(c), n = lane_objects(c), ascending = 0;
+		uintptr_t *p = malloc(n * sizeof(*p));
+		uint64_t pages = 0, lines = 0;
+
+		assert_non_null(p);
+		for (size_t i = 0; i < n; i++) {
+			char *o = heap_base_malloc(c, &local);
+			unsigned found;
+
+			assert_non_null(o);
+			assert_true(heap_base_owns(o));
+			assert_int_equal(heap_class_of_ptr(o), c);
+			assert_int_equal((uintptr_t)o % HEAP_ALIGN, 0);
+			assert_ptr_equal(heap_object_start(o + size - 1, c), o);
+			assert_ptr_equal(heap_base_locate(o + size / 2, &found), o);
+			assert_int_equal(found, c);
+			memset(o, 0x11, size); /* the whole object is usable */
+			p[i] = (uintptr_t)o;
+			ascending += i && p[i] > p[i - 1];
+			pages |= (uint64_t)1 << ((p[i] >> 12) & 63);
+			lines |= (uint64_t)1 << ((p[i] >> 6) & 63);
+		}
+		qsort(p, n, sizeof(*p), cmp_ptr);
+		for (size_t i = 1; i < n; i++)
+			assert_true(p[i] - p[i - 1] >= size); /* no two overlap */
+		assert_true(ascending < 3 * n / 4);
+		assert_int_equal(pages, UINT64_MAX);
+		assert_int_equal(lines, UINT64_MAX);
+		heap_base_free(c, &local, (void *)p[3]);
+		heap_base_free(c, &local, (void *)p[5]);
+		assert_int_equal((uintptr_t)heap_base_malloc(c, &local), p[5]);
+		assert_int_equal((uintptr_t)heap_base_malloc(c, &local), p[3]);
+		free(p);
+	}
+}
+
+/*
+ * Classes share windows (the point of the lanes, issue 14 point 14): the
+ * first objects of eight classes that had none come from one window, so a
+ * program with a few objects in many classes touches the pages of one.
+ */
+static void test_lanes_share_windows(void **state)
+{
+	unsigned classes[] = {1, 3, 4, 5, 6, 9, 10, 11};
+	size_t first = SIZE_MAX;
+
+	(void)state;
+	for (size_t j = 0; j < sizeof(classes) / sizeof(classes[0]); j++) {
+		struct heap_free_list local = {0};
+		void *o = heap_base_malloc(classes[j], &local);
+
+		assert_non_null(o);
+		if (first == SIZE_MAX)
+			first = window_of(o);
+		assert_int_equal(window_of(o), first);
+	}
+}
+
 #define MANY 20000
 
 /*
@@ -106,7 +192,7 @@ static void test_base_slabs(void **state)
 static void test_object_start_whole_span(void **state)
 {
 	(void)state;
-	for (unsigned c = 0; c < HEAP_N_CLASSES; c++) {
+	for (unsigned c = HEAP_LANE_CLASSES; c < HEAP_N_CLASSES; c++) {
 		uint64_t size = heap_class_size(c), objects = HEAP_CLASS_SPAN / size;
 		char *start = heap_region + c * HEAP_CLASS_SPAN;
 
@@ -235,14 +321,12 @@ static void test_large_reuse(void **state)
  * shared with the objects still held; the rest is returned (madvise), and
  * what comes back from the depot afterwards is usable memory again.
  */
-static void test_base_returns_pages(void **state)
+static void returns_pages(unsigned c)
 {
-	unsigned c = heap_class_of_size(1000);
 	size_t size = heap_class_size(c), n = (8u << 20) / size, before;
 	struct heap_free_list local = {0};
 	char **p = malloc(n * sizeof(*p));
 
-	(void)state;
 	assert_non_null(p);
 	before = heap_base_purged_bytes();
 	for (size_t i = 0; i < n; i++) {
@@ -264,11 +348,20 @@ static void test_base_returns_pages(void **state)
 	free(p);
 }
 
+static void test_base_returns_pages(void **state)
+{
+	(void)state;
+	returns_pages(heap_class_of_size(1000)); /* a class of its own */
+	returns_pages(heap_class_of_size(100));	 /* a class in lanes */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_size_classes),
+	    cmocka_unit_test(test_lanes_share_windows), /* first: before any lane is taken */
 	    cmocka_unit_test(test_base_slabs),
+	    cmocka_unit_test(test_base_lanes),
 	    cmocka_unit_test(test_base_returns_pages),
 	    cmocka_unit_test(test_object_start_whole_span),
 	    cmocka_unit_test(test_shuffle_no_duplicates),

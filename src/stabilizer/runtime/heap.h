@@ -1,18 +1,20 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The shuffling heap of liblever-stabilizer.so (spec §4.2, paper §3.2), in
- * three layers:
+ * three layers (the base in two files):
  *
  *   heap_api.c      malloc, free, calloc, realloc, the aligned family and
  *                   malloc_usable_size; decides once whether the heap is on
  *                   (else everything goes to glibc's __libc_* functions)
- *   heap_shuffle.c  per thread and size class an array of N = 256 objects;
- *                   every malloc and free is one step of the inside-out
- *                   Fisher-Yates shuffle, without locks
+ *   heap_shuffle.c  per thread and size class an array of N = 256 objects,
+ *                   filled lazily; every malloc and free is one step of the
+ *                   inside-out Fisher-Yates shuffle, without locks
  *   heap_base.c     the deterministic-reuse base: size classes carved from
  *                   slabs in one reserved region, a LIFO stack of free
  *                   objects per thread and class, a shared depot per class
  *                   (locked) that gives whole free pages back to the system
+ *   heap_lane.c     the base of the classes up to 896 bytes: lanes of pages
+ *                   that several classes share (issue 14 point 14)
  *   heap_large.c    allocations above HEAP_SMALL_MAX: a mapping each, the
  *                   recently freed ones kept for reuse within a byte budget
  */
@@ -115,25 +117,107 @@ static inline unsigned heap_class_of_size(size_t n)
 	return 8 + (k - 7) * 4 + (unsigned)((n - ((size_t)1 << k) + quarter - 1) / quarter) - 1;
 }
 
-/* Is p inside the size-class region? Then c and the object's start. */
+/* Is p inside the size-class region? */
 static inline bool heap_base_owns(const void *p)
 {
 	return heap_region &&
 	       (uintptr_t)p - (uintptr_t)heap_region < HEAP_N_CLASSES * HEAP_CLASS_SPAN;
 }
 
+/* ------------------------------------------------------------ heap_lane.c */
+
+/*
+ * The classes up to 896 bytes do not get pages of their own: the first
+ * HEAP_LANE_CLASSES spans of the region form one area of windows of 64
+ * pages, each cut into 260 periods of HEAP_LANE_PERIOD = 1008 bytes (64
+ * bytes are left at the end). Period i of a window has the layout of its
+ * phase i % HEAP_LANE_PHASES: lanes, byte ranges [lo, lo + len) of the
+ * period, each given to one class, so that the classes of a window share its
+ * pages. 1008 is 16 times an odd number, so the periods 0-255 start at the
+ * 256 multiples of 16 of a page, each once (256-259 at those of 0-3 again),
+ * and the 65 of one phase at the 64 lines of a page: an object's page in the
+ * window (address bits 12-17) and its line in the page (bits 6-11) are both
+ * uniform, and objects cross page boundaries as in one big slab.
+ */
+#define HEAP_LANE_CLASSES   19u /* classes 0-18: up to 896 bytes */
+#define HEAP_LANE_AREA	    ((uint64_t)HEAP_LANE_CLASSES * HEAP_CLASS_SPAN)
+#define HEAP_LANE_PERIOD    1008u /* 63 * 16 */
+#define HEAP_LANE_PHASES    4u
+#define HEAP_WINDOW_SHIFT   18u
+#define HEAP_WINDOW_BYTES   (1u << HEAP_WINDOW_SHIFT) /* 64 pages */
+#define HEAP_WINDOW_PERIODS 260u		      /* 260 * 1008 = 256 KiB - 64 */
+#define HEAP_WINDOW_PAGES   64u
+#define HEAP_WINDOW_LANES   32u
+
+struct heap_lane {
+	uint16_t lo, len;      /* bytes [lo, lo + len) of the periods of its phase */
+	uint8_t cls;	       /* the class it belongs to */
+	uint8_t phase;	       /* its periods: i % HEAP_LANE_PHASES == phase */
+	uint8_t per_period;    /* its objects in one period: len / size */
+	uint32_t depot_count;  /* its objects in the depot */
+	uint32_t next_partial; /* next lane of the class with depot objects (id + 1) */
+};
+
+struct heap_window {
+	/* 16-byte granule of a period of each phase: its lane */
+	uint8_t lane_of[HEAP_LANE_PHASES][HEAP_LANE_PERIOD / HEAP_ALIGN];
+	struct heap_lane lane[HEAP_WINDOW_LANES];
+	uint16_t out[HEAP_WINDOW_PAGES]; /* carved objects on the page not in the depot */
+	uint64_t touched;		 /* pages objects were carved on */
+	uint64_t purged;		 /* pages given back and not handed out since */
+	uint32_t next_dirty;		 /* next window with pages to check at a purge (+ 1) */
+	uint16_t used[HEAP_LANE_PHASES]; /* bytes of each phase's period given to lanes */
+	uint8_t lanes, dirty;
+	/* one bit per 16 bytes of the window: the object starting there is in the depot */
+	uint64_t depot[HEAP_WINDOW_BYTES / HEAP_ALIGN / 64];
+} __attribute__((aligned(4096)));
+
+/* A window's metadata is one page, made usable when the window opens. */
+_Static_assert(sizeof(struct heap_window) == 4096, "a window's metadata is one page");
+
+extern struct heap_window *heap_windows; /* one per HEAP_WINDOW_BYTES of the lane area */
+
+/* The object of a lane class that p points into, and its class. */
+static inline void *heap_lane_locate(const void *p, unsigned *cls)
+{
+	uint64_t off = (uintptr_t)p - (uintptr_t)heap_region;
+	uint64_t w = off >> HEAP_WINDOW_SHIFT;
+	unsigned x = (unsigned)off & (HEAP_WINDOW_BYTES - 1);
+	unsigned period = x / HEAP_LANE_PERIOD, u = x - period * HEAP_LANE_PERIOD;
+	const struct heap_window *win = &heap_windows[w];
+	const struct heap_lane *l =
+	    &win->lane[win->lane_of[period % HEAP_LANE_PHASES][u / HEAP_ALIGN]];
+	const struct heap_class_info *k = &heap_info[l->cls];
+	uint64_t index = (uint64_t)(((unsigned __int128)(u - l->lo) * k->inverse) >> 64);
+
+	*cls = l->cls;
+	return (char *)p - u + l->lo + index * k->size;
+}
+
+static inline bool heap_in_lanes(const void *p)
+{
+	return (uintptr_t)p - (uintptr_t)heap_region < HEAP_LANE_AREA;
+}
+
 static inline unsigned heap_class_of_ptr(const void *p)
 {
+	unsigned c;
+
+	if (heap_in_lanes(p)) {
+		heap_lane_locate(p, &c);
+		return c;
+	}
 	return (unsigned)(((uintptr_t)p - (uintptr_t)heap_region) / HEAP_CLASS_SPAN);
 }
 
 /*
- * offset / size as the multiply-high of offset and ceil(2^64 / size): the
- * inverse errs by less than 1, which adds less than offset / 2^64 to the
- * exact quotient, below the 1 / size that separates it from the next integer
- * while offset * size < 2^64 (here offset < 2^33, size <= 2^18).
+ * Above the lanes, offset / size as the multiply-high of offset and
+ * ceil(2^64 / size): the inverse errs by less than 1, which adds less than
+ * offset / 2^64 to the exact quotient, below the 1 / size that separates it
+ * from the next integer while offset * size < 2^64 (here offset < 2^33,
+ * size <= 2^18).
  */
-static inline void *heap_object_start(const void *p, unsigned c)
+static inline void *heap_span_object_start(const void *p, unsigned c)
 {
 	const struct heap_class_info *k = &heap_info[c];
 	uint64_t offset = (uintptr_t)p - (uintptr_t)heap_region - c * HEAP_CLASS_SPAN;
@@ -142,8 +226,41 @@ static inline void *heap_object_start(const void *p, unsigned c)
 	return heap_region + c * HEAP_CLASS_SPAN + index * k->size;
 }
 
+static inline void *heap_object_start(const void *p, unsigned c)
+{
+	unsigned lane_class;
+
+	if (c < HEAP_LANE_CLASSES)
+		return heap_lane_locate(p, &lane_class);
+	return heap_span_object_start(p, c);
+}
+
+/* The start and class of the object p (owned by the base) points into. */
+static inline void *heap_base_locate(const void *p, unsigned *cls)
+{
+	if (heap_in_lanes(p))
+		return heap_lane_locate(p, cls);
+	*cls = (unsigned)(((uintptr_t)p - (uintptr_t)heap_region) / HEAP_CLASS_SPAN);
+	return heap_span_object_start(p, *cls);
+}
+
+/* Reserve the windows' metadata; 0, or -1 if mmap refused. */
+int heap_lane_init(size_t page_size);
+void heap_lane_seed(uint64_t seed);
+void heap_lane_refill(unsigned c, struct heap_free_list *local);
+void *heap_lane_fresh(unsigned c);
+void heap_lane_spill(unsigned c, struct heap_free_list *local);
+size_t heap_lane_purged_bytes(void);
+void heap_lane_lock_all(void);
+void heap_lane_unlock_all(void);
+void heap_lane_reset_locks(void);
+
+/* ------------------------------------------------------------ heap_base.c, again */
+
 /* Keys of the slab bijections come from per-class streams of this seed. */
 void heap_base_seed(uint64_t seed);
+/* A fresh object of class c, never handed out before; NULL when the region is exhausted. */
+void *heap_base_fresh(unsigned c);
 /* The slow paths of the two below: local empty, local full. */
 void *heap_base_refill(unsigned c, struct heap_free_list *local);
 void heap_base_spill(unsigned c, struct heap_free_list *local);

@@ -146,9 +146,10 @@ static void *alloc_aligned(size_t size, size_t align, bool zero)
 static void free_ours(void *p)
 {
 	if (heap_base_owns(p)) {
-		unsigned c = heap_class_of_ptr(p);
+		unsigned c;
+		void *start = heap_base_locate(p, &c);
 
-		heap_shuffle_free(c, heap_object_start(p, c));
+		heap_shuffle_free(c, start);
 	} else if (heap_large_owns(p)) {
 		heap_large_free(p);
 	} else {
@@ -159,11 +160,11 @@ static void free_ours(void *p)
 static size_t usable_size(const void *p)
 {
 	unsigned c;
+	char *start;
 
 	if (heap_base_owns(p)) {
-		c = heap_class_of_ptr(p);
-		return (size_t)((char *)heap_object_start(p, c) + heap_class_size(c) -
-				(const char *)p);
+		start = heap_base_locate(p, &c);
+		return (size_t)(start + heap_class_size(c) - (const char *)p);
 	}
 	return heap_large_usable(p);
 }

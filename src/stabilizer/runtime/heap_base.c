@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The base allocator under the shuffling layer: size classes, each with its
- * own part of one reserved region, carved into slabs.
+ * own part of one reserved region, carved into slabs. The classes up to 896
+ * bytes (HEAP_LANE_CLASSES) share pages instead, in heap_lane.c: their parts
+ * of the region form its lane area, and heap_base_refill, _spill and _fresh
+ * hand them over; the thread stacks below serve both.
  *
  * Size classes: multiples of 16 up to 128 bytes, then four per power of two
  * up to 256 KiB (160, 192, 224, 256, 320, ...): at most 25% of an object is
@@ -166,8 +169,11 @@ int heap_base_init(void)
 		heap_info[c].local_limit = limit < LOCAL_MIN	    ? LOCAL_MIN
 					   : limit > HEAP_LOCAL_CAP ? HEAP_LOCAL_CAP
 								    : (unsigned)limit;
-		meta_total += meta_bytes(b);
+		if (c >= HEAP_LANE_CLASSES)
+			meta_total += meta_bytes(b);
 	}
+	if (heap_lane_init(page_size))
+		return -1;
 	meta = reserve(meta_total, page_size);
 	heap_region = meta ? reserve(HEAP_N_CLASSES * HEAP_CLASS_SPAN, REGION_ALIGN) : NULL;
 	if (!heap_region) {
@@ -175,7 +181,14 @@ int heap_base_init(void)
 			munmap(meta, meta_total);
 		return -1;
 	}
-	for (unsigned c = 0; c < HEAP_N_CLASSES; c++) {
+	/*
+	 * Small pages only, whatever the system's transparent huge page policy:
+	 * objects are spread over their slabs and windows on purpose, and pages
+	 * go back one by one, so a huge page would make one small object cost
+	 * 2 MiB (a kernel without THP refuses the advice: nothing to do then).
+	 */
+	madvise(heap_region, HEAP_N_CLASSES * HEAP_CLASS_SPAN, MADV_NOHUGEPAGE);
+	for (unsigned c = HEAP_LANE_CLASSES; c < HEAP_N_CLASSES; c++) {
 		struct base_class *b = &classes[c];
 
 		b->start = heap_region + c * HEAP_CLASS_SPAN;
@@ -188,7 +201,7 @@ int heap_base_init(void)
 
 size_t heap_base_purged_bytes(void)
 {
-	return atomic_load_explicit(&purged_total, memory_order_relaxed);
+	return atomic_load_explicit(&purged_total, memory_order_relaxed) + heap_lane_purged_bytes();
 }
 
 /* A bijection of [0, 2^bits): rounds of odd multiply, xor-shift and add, all invertible. */
@@ -247,7 +260,8 @@ static int start_slab(struct base_class *b, struct rng *r)
 
 void heap_base_seed(uint64_t seed)
 {
-	for (unsigned c = 0; c < HEAP_N_CLASSES; c++)
+	heap_lane_seed(seed ^ 0x2545f4914f6cdd1dULL);
+	for (unsigned c = HEAP_LANE_CLASSES; c < HEAP_N_CLASSES; c++)
 		rng_seed(&classes[c].rng, seed + 0x9e3779b97f4a7c15ULL * (c + 1));
 }
 
@@ -441,9 +455,25 @@ static void refill(struct base_class *b, struct heap_free_list *local)
 	local->count = n;
 }
 
+void *heap_base_fresh(unsigned c)
+{
+	struct base_class *b = &classes[c];
+	void *p;
+
+	if (c < HEAP_LANE_CLASSES)
+		return heap_lane_fresh(c);
+	heap_lock(&b->lock);
+	p = carve(b);
+	heap_unlock(&b->lock);
+	return p;
+}
+
 void *heap_base_refill(unsigned c, struct heap_free_list *local)
 {
-	refill(&classes[c], local);
+	if (c < HEAP_LANE_CLASSES)
+		heap_lane_refill(c, local);
+	else
+		refill(&classes[c], local);
 	return local->count ? local->obj[--local->count] : NULL;
 }
 
@@ -464,23 +494,29 @@ static void spill(struct base_class *b, struct heap_free_list *local)
 
 void heap_base_spill(unsigned c, struct heap_free_list *local)
 {
-	spill(&classes[c], local);
+	if (c < HEAP_LANE_CLASSES)
+		heap_lane_spill(c, local);
+	else
+		spill(&classes[c], local);
 }
 
 void heap_base_lock_all(void)
 {
-	for (unsigned c = 0; c < HEAP_N_CLASSES; c++)
+	heap_lane_lock_all();
+	for (unsigned c = HEAP_LANE_CLASSES; c < HEAP_N_CLASSES; c++)
 		heap_lock(&classes[c].lock);
 }
 
 void heap_base_unlock_all(void)
 {
-	for (unsigned c = HEAP_N_CLASSES; c-- > 0;)
+	for (unsigned c = HEAP_N_CLASSES; c-- > HEAP_LANE_CLASSES;)
 		heap_unlock(&classes[c].lock);
+	heap_lane_unlock_all();
 }
 
 void heap_base_reset_locks(void)
 {
-	for (unsigned c = 0; c < HEAP_N_CLASSES; c++)
+	heap_lane_reset_locks();
+	for (unsigned c = HEAP_LANE_CLASSES; c < HEAP_N_CLASSES; c++)
 		heap_lock_reset(&classes[c].lock);
 }

@@ -1,11 +1,22 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The shuffling layer (spec §4.2, paper §3.2 and Figure 1): for each size
- * class an array of N = 256 objects from the base allocator, filled and
- * Fisher-Yates shuffled on the class's first use. malloc takes a fresh base
- * object, swaps it into a random slot and returns the slot's old object;
- * free swaps the freed object into a random slot and frees the evicted one to
- * the base. Each is one step of the inside-out Fisher-Yates shuffle.
+ * class an array of N = 256 objects from the base allocator. malloc takes a
+ * base object, swaps it into a random slot and returns the slot's old
+ * object; free swaps the freed object into a random slot and frees the
+ * evicted one to the base. Each is one step of the inside-out Fisher-Yates
+ * shuffle.
+ *
+ * The array is filled lazily: an empty slot (NULL) stands for a fresh object
+ * of the base that is not carved yet, which is what the spec's initial fill
+ * puts there (fresh objects come in the order of a seeded bijection, so
+ * which one a slot holds does not matter). A malloc that draws an empty
+ * slot returns a fresh object (heap_base_fresh) and leaves the slot empty,
+ * unless the base has a freed object to swap in, as the spec's Base::malloc
+ * would return it; a free that evicts an empty slot frees nothing. So the
+ * shuffle is the spec's, but a class with a few objects carves a few, not
+ * N: with classes sharing pages (heap_lane.c), its objects then lie on a
+ * few pages rather than spread over N objects' worth (issue 14 point 14).
  *
  * Every thread has its own arrays, random streams and base free lists (a
  * thread heap, found through a TLS pointer), so malloc and free take no lock;
@@ -32,18 +43,24 @@
 
 #include "stabilizer/runtime/heap.h"
 
+/* A class's random streams, apart from its objects (see struct thread_heap). */
 struct shuffle_class {
-	bool filled;
 	unsigned next;	       /* the slot the next malloc returns, drawn one malloc early */
-	struct rng rng;	       /* the frees' slots and the initial shuffle */
+	struct rng rng;	       /* the frees' slots */
 	struct rng malloc_rng; /* the mallocs' slots */
-	struct heap_free_list free;
-	void *slot[HEAP_SHUFFLE_N];
 };
 
+/*
+ * The streams of all classes lie together, and each class's free list and
+ * slots apart: seeding a heap then writes one page, not one per class, and
+ * a class the thread never uses costs no memory (2.5 KiB each otherwise,
+ * 130 KiB per thread).
+ */
 struct thread_heap {
 	struct shuffle_class cls[HEAP_N_CLASSES];
 	struct thread_heap *next_recycled;
+	struct heap_free_list free[HEAP_N_CLASSES];
+	void *slot[HEAP_N_CLASSES][HEAP_SHUFFLE_N];
 };
 
 static __thread struct thread_heap *current_heap;
@@ -83,7 +100,7 @@ static void release_heap(void *arg)
 
 static struct thread_heap *new_heap(uint64_t index)
 {
-	/* mmap'ed memory is zero: no class filled, empty free lists */
+	/* mmap'ed memory is zero: every slot empty (a fresh object), empty free lists */
 	struct thread_heap *h =
 	    mmap(NULL, sizeof(*h), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
@@ -127,62 +144,42 @@ static unsigned random_slot(struct rng *r)
 	return (unsigned)(rng_next(r) >> 56); /* HEAP_SHUFFLE_N == 256 */
 }
 
-/* The initial fill: N base objects, then a full Fisher-Yates shuffle. */
-static __attribute__((noinline)) bool fill(struct shuffle_class *s, unsigned c)
-{
-	for (unsigned i = 0; i < HEAP_SHUFFLE_N; i++) {
-		s->slot[i] = heap_base_malloc(c, &s->free);
-		if (!s->slot[i]) {
-			while (i--)
-				heap_base_free(c, &s->free, s->slot[i]);
-			return false;
-		}
-	}
-	for (unsigned i = HEAP_SHUFFLE_N - 1; i > 0; i--) {
-		unsigned j = (unsigned)rng_below(&s->rng, i + 1);
-		void *t = s->slot[i];
-
-		s->slot[i] = s->slot[j];
-		s->slot[j] = t;
-	}
-	s->next = random_slot(&s->malloc_rng);
-	s->filled = true;
-	return true;
-}
-
 /* Inline: with the base's fast path, one call per malloc (issue 14 point 14). */
 static inline __attribute__((always_inline)) void *malloc_from(struct thread_heap *h, unsigned c)
 {
 	struct shuffle_class *s = &h->cls[c];
-	void *fresh, *out;
-	unsigned i;
+	struct heap_free_list *free = &h->free[c];
+	void **slot = h->slot[c];
+	unsigned i = s->next;
+	void *out = slot[i];
 
-	if (__builtin_expect(!s->filled, 0) && !fill(s, c))
-		return NULL;
-	fresh = heap_base_malloc(c, &s->free);
-	if (!fresh)
-		return NULL;
-	i = s->next;
-	out = s->slot[i];
-	s->slot[i] = fresh;
+	if (__builtin_expect(out != NULL, 1)) {
+		void *in = heap_base_malloc(c, free);
+
+		if (!in)
+			return NULL;
+		slot[i] = in;
+	} else {
+		out = heap_base_fresh(c);
+		if (!out)
+			return NULL;
+		if (free->count) /* what Base::malloc would give, in place of the fresh one */
+			slot[i] = free->obj[--free->count];
+	}
 	s->next = random_slot(&s->malloc_rng);
-	__builtin_prefetch(s->slot[s->next], 1, 3);
+	__builtin_prefetch(slot[s->next], 1, 3);
 	return out;
 }
 
 static inline __attribute__((always_inline)) void free_into(struct thread_heap *h, unsigned c,
 							    void *p)
 {
-	struct shuffle_class *s = &h->cls[c];
-	unsigned i;
+	unsigned i = random_slot(&h->cls[c].rng);
+	void *out = h->slot[c][i];
 
-	if (__builtin_expect(!s->filled, 0) && !fill(s, c)) {
-		heap_base_free(c, &s->free, p);
-		return;
-	}
-	i = random_slot(&s->rng);
-	heap_base_free(c, &s->free, s->slot[i]);
-	s->slot[i] = p;
+	h->slot[c][i] = p;
+	if (__builtin_expect(out != NULL, 1))
+		heap_base_free(c, &h->free[c], out);
 }
 
 /*
@@ -261,7 +258,6 @@ void heap_shuffle_reseed_child(void)
 
 		rng_seed(&s->rng, rng_next(&s->rng) ^ 0xc4ceb9fe1a85ec53ULL);
 		rng_seed(&s->malloc_rng, rng_next(&s->malloc_rng) ^ 0x94d049bb133111ebULL);
-		if (s->filled)
-			s->next = random_slot(&s->malloc_rng);
+		s->next = random_slot(&s->malloc_rng);
 	}
 }
