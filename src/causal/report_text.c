@@ -51,9 +51,9 @@ static void print_viewer_header(FILE *out, const struct causal_summary *s)
 	fprintf(out, "  method: coz-viewer (what Coz's web viewer plots: no phase correction, "
 		     "no\n    trimming, no intervals; --method=lever for lever's analysis)\n");
 	fprintf(out,
-		"  minimum points: %u; points dropped (under %d visits, NaN, or outside "
-		"-100..+200%%): %zu\n",
-		s->viewer_min_points, CAUSAL_VIEWER_MIN_DELTA, s->dropped_out_of_range);
+		"  minimum points: %u; points dropped: %zu (under %d visits, NaN, or\n"
+		"    outside -100..+200%%)\n",
+		s->viewer_min_points, s->dropped_out_of_range, CAUSAL_VIEWER_MIN_DELTA);
 	if (s->dropped_coz_h)
 		fprintf(out, "  experiments on lines in coz.h dropped: %zu\n", s->dropped_coz_h);
 	fprintf(out, "  lines with a usable curve: %zu", s->n_series);
