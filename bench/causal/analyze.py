@@ -272,6 +272,8 @@ def accuracy_tables(data, out):
                     row += ["–", "", "0" if lvl not in checks[tool] else "?", "–"]
                     continue
                 ci = x.get("ci") or None
+                if ci and None in ci:  # the viewer's method has no intervals
+                    ci = None
                 cis = "[%s, %s]" % (fmt_pct(ci[0]), fmt_pct(ci[1])) if ci else ""
                 err = abs(x["program_speedup"] - true_sp[lvl]) if lvl in true_sp else None
                 if lvl != 0 and err is not None:
