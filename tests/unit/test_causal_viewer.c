@@ -21,8 +21,10 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "base/base.h"
 #include "causal/causal.h"
 #include "causal_test_util.h"
+#include "fuzz_edit.h"
 
 #define NEAR(a, b) assert_true(fabs((a) - (b)) < 1e-9)
 
@@ -276,6 +278,61 @@ static void test_viewer_reports(void **state)
 	free(buf);
 }
 
+/* Bad input never crashes the viewer's method or its reports. */
+static void test_viewer_fuzz(void **state)
+{
+	static const char *tokens[] = {"\t",	      "=",
+				       "\n",	      "experiment",
+				       "speedup=",    "delta=",
+				       "0.00",	      "-1",
+				       "duration=",   "latency-point",
+				       "difference=", "9223372036854775807",
+				       "/coz.h:1",    "arrivals=0"};
+	const struct fuzz_edits edits_of = {NULL, 0, tokens, ARRAY_SIZE(tokens), 2};
+	size_t base_len;
+	char *base = viewer_profile(&base_len), buf[8192];
+	FILE *devnull = fopen("/dev/null", "w");
+	struct rng r;
+
+	(void)state;
+	assert_true(base_len < sizeof(buf) / 2);
+	assert_non_null(devnull);
+	rng_seed(&r, 1818);
+	for (int iter = 0; iter < 3000; iter++) {
+		struct causal_profile p;
+		struct causal_summary s;
+		size_t len = base_len;
+		int edits = 1 + (int)rng_below(&r, 8);
+
+		memcpy(buf, base, len);
+		for (int k = 0; k < edits; k++)
+			fuzz_edit(&r, &edits_of, buf, &len, sizeof(buf));
+		causal_profile_init(&p);
+		(void)causal_profile_read_buffer(&p, buf, len, "fuzz.coz", NULL);
+		for (unsigned min = 0; min <= 3; min += 3) {
+			assert_int_equal(causal_summarize(&p,
+							  &(struct causal_summary_options){
+							      .method = CAUSAL_METHOD_COZ_VIEWER,
+							      .min_speedups = min},
+							  &s),
+					 0);
+			for (size_t i = 0; i < s.n_series; i++)
+				for (size_t k = 0; k < s.series[i].n_buckets; k++) {
+					double y = s.series[i].buckets[k].program_speedup;
+
+					assert_true(y >= -1 && y <= 2);
+				}
+			causal_report_text(devnull, &p, &s,
+					   &(struct causal_report_options){.detail = true});
+			causal_report_json(devnull, &p, &s, NULL);
+			causal_summary_free(&s);
+		}
+		causal_profile_free(&p);
+	}
+	fclose(devnull);
+	free(base);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -283,6 +340,7 @@ int main(void)
 	    cmocka_unit_test(test_viewer_ranking),
 	    cmocka_unit_test(test_lever_method_differs),
 	    cmocka_unit_test(test_viewer_reports),
+	    cmocka_unit_test(test_viewer_fuzz),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
