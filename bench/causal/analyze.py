@@ -17,6 +17,11 @@
       experiments. run.sh uses this while `lever causal report` has no
       --json, and always as a cross-check.
 
+  analyze.py predict --coz-viewer PROFILE...
+      The same JSON, as Coz's web viewer computes the curves (spec
+      anchors.md §1.8): the cross-check of `lever causal report
+      --method=coz-viewer`.
+
   analyze.py tables DATA_DIR
       Writes the Markdown report of a run.sh run (DATA_DIR = WORKDIR/data).
 """
@@ -172,6 +177,59 @@ def predict(paths, min_speedups, no_trim=False):
                        "slope": slope(pts), "points": pts})
     series.sort(key=lambda s: -s["slope"])
     return {"series": series}
+
+
+def predict_viewer(paths, min_points=10):
+    """Coz's viewer's numbers (spec anchors.md §1.8), computed here
+    independently of `lever causal report --method=coz-viewer` as its
+    cross-check: sums per (line, point, speedup), no trimming, no phase
+    correction; a point needs 5 visits (arrivals); (base - value) / base,
+    negated for latency; points outside [-1, 2] dropped; lines in coz.h
+    dropped; Minimum Points lowered from 10 until a curve has them."""
+    groups = {}  # (line, point, kind) -> {pct: [duration, visits, difference x duration, n]}
+    for path in paths:
+        for e in parse_profile(path):
+            if "/coz.h:" in e["selected"] or e["selected"].startswith("coz.h:"):
+                continue
+            for name, (kind, a, _, c) in e["points"].items():
+                g = groups.setdefault((e["selected"], name, kind), {})
+                agg = g.setdefault(e["speedup"], [0, 0, 0, 0])
+                agg[0] += e["duration"]
+                agg[1] += a
+                agg[2] += c * e["duration"]
+                agg[3] += 1
+
+    def value(agg, kind):
+        if agg[1] < 5:
+            return None
+        return (agg[2] if kind == "latency" else agg[0]) / agg[1]
+    curves = []
+    for (line, point, kind), aggs in sorted(groups.items()):
+        base = value(aggs[0], kind) if 0 in aggs else None
+        if not base:
+            continue
+        pts = []
+        for pct in sorted(aggs):
+            v = value(aggs[pct], kind)
+            if v is None:
+                continue
+            y = (base - v) / base * (-1 if kind == "latency" else 1)
+            if -1 <= y <= 2:
+                pts.append({"line_speedup": pct / 100, "program_speedup": y,
+                            "experiments": aggs[pct][3]})
+        curves.append({"line": line, "point": point, "kind": kind, "points": pts})
+    while min_points > 1 and not any(len(c["points"]) >= min_points for c in curves):
+        min_points -= 1
+    series = [c for c in curves if c["points"] and len(c["points"]) >= min_points]
+    for c in series:
+        area, best, p = 0.0, 0.0, c["points"]
+        for a, b in zip(p, p[1:]):
+            area += (a["program_speedup"] + b["program_speedup"]) / 2 * (
+                b["line_speedup"] - a["line_speedup"])
+            best = max(best, area / b["line_speedup"])
+        c["impact"] = best
+    series.sort(key=lambda c: (-c["impact"], c["line"], c["point"]))
+    return {"method": "coz-viewer", "viewer_min_points": min_points, "series": series}
 
 
 # ---------------------------------------------------------------- tables
@@ -430,6 +488,10 @@ def tables(data):
 def main(argv):
     if len(argv) >= 2 and argv[1] == "predict":
         args, min_speedups = argv[2:], 5
+        if args[:1] == ["--coz-viewer"]:
+            json.dump(predict_viewer(args[1:]), sys.stdout, indent=1)
+            print()
+            return 0
         if args[:1] == ["--min-speedups"]:
             min_speedups, args = int(args[1]), args[2:]
         json.dump(predict(args, min_speedups), sys.stdout, indent=1)

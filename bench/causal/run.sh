@@ -228,6 +228,7 @@ predict() { # PROG
 	if [ "$viewer" = 1 ]; then
 		"$lever" causal report --json --method=coz-viewer "$data/$p.coz.coz" \
 			>"$data/$p.cozview.json" 2>"$data/$p.cozview.report.err" || true
+		python3 "$here/analyze.py" predict --coz-viewer "$data/$p.coz.coz" >"$data/$p.cozview.check.json"
 	fi
 }
 
