@@ -458,7 +458,8 @@ def tables(data):
                    "dropped; a latency improvement plots negative, as in the viewer): Coz as "
                    "its users see it. Its MAE is over the levels it keeps; \"next run\": this "
                    "run's data predate the column, the next run (or `run.sh --report-only` on "
-                   "its kept data) fills it.")
+                   "its kept data) fills it. Its cross-check is `analyze.py predict --coz-viewer`, "
+                   "an independent computation of the viewer's numbers.")
         out.append("")
         out.append("Truth noise: mean half-width of the 95% bootstrap interval of the true "
                    "speedups (levels > 0); an error below it cannot be told from the "
