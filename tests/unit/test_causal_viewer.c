@@ -7,7 +7,7 @@
  * MIN_DELTA and [-1, 2] filters, Little's law with the duration-weighted
  * difference and the viewer's negation, coz.h lines dropped, Minimum Points
  * lowered until something shows, and the impact ranking; then the JSON's
- * `method` field and the table's columns.
+ * `method` field and the table's columns; and a fuzz loop over all of it.
  */
 #include <math.h>
 #include <setjmp.h>
