@@ -37,7 +37,8 @@
 #  4. predictions from `lever causal report --json` for BOTH profiles (lever
 #     reads Coz's format), or, while that option does not exist, from
 #     analyze.py's own computation of the same numbers (spec coz.md §10);
-#     analyze.py always computes it too, as a cross-check;
+#     analyze.py always computes it too, as a cross-check; and Coz's profile
+#     once more with --method=coz-viewer: what Coz's own viewer shows;
 #  5. absolute error per level and the mean absolute error per tool.
 # Overhead, per program, the paper's four configurations, run alternately:
 #  bare; start-up only (lever --sampler=none; Coz: see README); sampling with
@@ -222,6 +223,13 @@ predict() { # PROG
 		fi
 		python3 "$here/analyze.py" predict --min-speedups 2 "$prof" >"$data/$p.$tool.check.json"
 	done
+	# Coz's profile as Coz's own viewer shows it (no phase correction, no
+	# trimming): the column "Coz MAE (its viewer's method)"
+	if [ "$viewer" = 1 ]; then
+		"$lever" causal report --json --method=coz-viewer "$data/$p.coz.coz" \
+			>"$data/$p.cozview.json" 2>"$data/$p.cozview.report.err" || true
+		python3 "$here/analyze.py" predict --coz-viewer "$data/$p.coz.coz" >"$data/$p.cozview.check.json"
+	fi
 }
 
 # ---------------------------------------------------------------- overhead
@@ -269,6 +277,8 @@ keep_raw() {
 	echo "== raw data: $repo/bench/results/causal-raw"
 }
 
+viewer=0
+"$lever" causal report --help 2>&1 | grep -q -- '--method' && viewer=1
 if [ $report_only = 1 ]; then
 	json=0
 	"$lever" causal report --help 2>&1 | grep -q -- --json && json=1

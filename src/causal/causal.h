@@ -282,8 +282,31 @@ enum causal_sort {
 	CAUSAL_SORT_NAME,	/* by file:line, then progress point */
 };
 
+/*
+ * How the curves are computed from a profile (doc/causal-report.md "Coz's
+ * viewer's method"): lever's analysis (the default), or exactly what Coz's
+ * web viewer computes from the same records (viewer.c; spec anchors.md
+ * §1.8), so that lever's numbers can be set beside what Coz users see.
+ */
+enum causal_method {
+	CAUSAL_METHOD_LEVER = 0,
+	CAUSAL_METHOD_COZ_VIEWER,
+};
+
+/* Coz's viewer's filters (spec anchors.md §1.8). */
+#define CAUSAL_VIEWER_MIN_DELTA	 5    /* visits (arrivals) an aggregated point needs */
+#define CAUSAL_VIEWER_MIN_POINTS 10   /* the "Minimum Points" slider's default */
+#define CAUSAL_VIEWER_MIN_Y	 -1.0 /* program speedups outside [MIN_Y, MAX_Y] are dropped */
+#define CAUSAL_VIEWER_MAX_Y	 2.0
+
 struct causal_summary_options {
-	unsigned min_speedups;	  /* distinct speedups a line needs; 0 = default (5) */
+	enum causal_method method;
+	/*
+	 * distinct speedups a line needs; 0 = default (5). With the viewer's
+	 * method: the Minimum Points to start from (0 = default, 10), lowered
+	 * one by one until some line shows, as the viewer does
+	 */
+	unsigned min_speedups;
 	double min_visits;	  /* visits (or arrivals) a bucket needs; 0 = default (5) */
 	bool no_phase_correction; /* skip the phase correction (on by default) */
 	bool no_trim;		  /* keep far-out experiments (set aside by default) */
@@ -304,6 +327,11 @@ struct causal_summary {
 	bool trim;		     /* far-out experiments were set aside */
 	int64_t runtime_ns;	     /* T: the runs' runtimes summed (0 if not recorded) */
 	enum causal_sort sort;	     /* how series is sorted */
+	enum causal_method method;   /* how the curves were computed */
+	/* the viewer's method: the Minimum Points it settled on, and what its filters dropped */
+	unsigned viewer_min_points;
+	size_t dropped_coz_h;	     /* experiments whose selected line is in coz.h */
+	size_t dropped_out_of_range; /* points that were NaN, infinite or outside [-1, 2] */
 	unsigned resamples;
 	double level;
 	uint64_t seed;
@@ -327,11 +355,29 @@ struct causal_summary {
  * from a pairs bootstrap over the line's experiments; the seed is fixed. Lines are ranked by the
  * least-squares slope of their curve, fitted with program speedups clamped to
  * [-100%, +200%] so that one glitched bucket cannot decide the rank, or by
- * impact or name. Returns 0, or -1 when out of memory.
+ * impact or name. With opt->method CAUSAL_METHOD_COZ_VIEWER it is
+ * causal_summarize_coz_viewer() instead. Returns 0, or -1 when out of memory.
  */
 int causal_summarize(const struct causal_profile *p, const struct causal_summary_options *opt,
 		     struct causal_summary *out);
 void causal_summary_free(struct causal_summary *s);
+
+/*
+ * The viewer's method (viewer.c): what Coz's web viewer plots for the same
+ * profile. Records are summed per (selected line, point, speedup) with no
+ * trimming; samples and runtime records are ignored (no phase correction);
+ * points with fewer than CAUSAL_VIEWER_MIN_DELTA visits, NaN or infinite
+ * ones and ones outside [-1, 2] are dropped; a line needs Minimum Points
+ * points (lowered until some line has them); lines in coz.h are dropped;
+ * lines rank by the viewer's impact. No intervals, fit or thin marks
+ * (NaN, or 0). causal_summarize() calls it when opt->method says so.
+ * Returns 0, or -1 when out of memory.
+ */
+int causal_summarize_coz_viewer(const struct causal_profile *p,
+				const struct causal_summary_options *opt,
+				struct causal_summary *out);
+/* Name of a method: "lever" or "coz-viewer" (as `--method` spells it). */
+const char *causal_method_name(enum causal_method method);
 
 /* Sort the series again (stable for equal keys: by name). */
 void causal_summary_sort(const struct causal_profile *p, struct causal_summary *s,

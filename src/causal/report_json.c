@@ -268,6 +268,13 @@ void causal_report_json(FILE *out, const struct causal_profile *p, const struct 
 	report_json_init(&j, out);
 	report_json_object_begin(&j);
 	report_json_kv_integer(&j, "lever_causal_report", 2);
+	report_json_kv_string(&j, "method", causal_method_name(s->method));
+	if (s->method == CAUSAL_METHOD_COZ_VIEWER) {
+		report_json_kv_integer(&j, "viewer_min_points", s->viewer_min_points);
+		report_json_kv_integer(&j, "dropped_coz_h", (long long)s->dropped_coz_h);
+		report_json_kv_integer(&j, "dropped_out_of_range",
+				       (long long)s->dropped_out_of_range);
+	}
 	report_json_kv_bool(&j, "phase_correction", s->phase_correction);
 	report_json_kv_integer(&j, "runs", (long long)p->n_runs);
 	report_json_kv_integer(&j, "experiments", (long long)p->n_experiments);

@@ -43,6 +43,25 @@ static void print_points(FILE *out, const struct causal_profile *p)
 	fprintf(out, "\n");
 }
 
+/* The header's method lines for Coz's viewer's method (viewer.c). */
+static void print_viewer_header(FILE *out, const struct causal_summary *s)
+{
+	size_t dropped = s->dropped_no_baseline + s->dropped_few_speedups;
+
+	fprintf(out, "  method: coz-viewer (what Coz's web viewer plots: no phase correction, "
+		     "no\n    trimming, no intervals; --method=lever for lever's analysis)\n");
+	fprintf(out,
+		"  minimum points: %u; points dropped: %zu (under %d visits, NaN, or\n"
+		"    outside -100..+200%%)\n",
+		s->viewer_min_points, s->dropped_out_of_range, CAUSAL_VIEWER_MIN_DELTA);
+	if (s->dropped_coz_h)
+		fprintf(out, "  experiments on lines in coz.h dropped: %zu\n", s->dropped_coz_h);
+	fprintf(out, "  lines with a usable curve: %zu", s->n_series);
+	if (dropped)
+		fprintf(out, " (%zu more lack a 0%% point or enough points)", dropped);
+	fprintf(out, "\n");
+}
+
 static void print_header(FILE *out, const struct causal_profile *p, const struct causal_summary *s,
 			 const struct causal_report_options *opt)
 {
@@ -60,6 +79,10 @@ static void print_header(FILE *out, const struct causal_profile *p, const struct
 		fprintf(out, "  sampler: %s, %llu us period\n", sampler,
 			(unsigned long long)(period / 1000));
 	print_points(out, p);
+	if (s->method == CAUSAL_METHOD_COZ_VIEWER) {
+		print_viewer_header(out, s);
+		return;
+	}
 	fprintf(out, "  phase correction: %s\n",
 		!s->phase_correction ? "off"
 		: s->runtime_ns > 0  ? "on"
@@ -169,6 +192,19 @@ static void format_shape(char *buf, size_t size, const struct causal_fit *f)
 		snprintf(buf, size, "linear");
 }
 
+/* A row of the viewer's method: impact, largest program speedup, points. */
+static void print_viewer_row(FILE *out, const struct causal_profile *p,
+			     const struct causal_series *c, size_t rank,
+			     const struct curve_scale *sc, bool ascii)
+{
+	fprintf(out, "%2zu  ", rank);
+	print_location(out, causal_profile_string(p, c->selected), LINE_WIDTH, true);
+	fprintf(out, " %+6.1f%% %+6.1f%% %6zu  ", 100 * c->impact, 100 * c->max_speedup,
+		c->n_buckets);
+	print_curve(out, c, sc, ascii);
+	fprintf(out, "\n");
+}
+
 static void print_row(FILE *out, const struct causal_profile *p, const struct causal_series *c,
 		      size_t rank, const struct curve_scale *sc, bool ascii)
 {
@@ -182,6 +218,26 @@ static void print_row(FILE *out, const struct causal_profile *p, const struct ca
 	fprintf(out, " %6s %-13s %-10s ", effect, ci, shape);
 	print_curve(out, c, sc, ascii);
 	fprintf(out, "\n");
+}
+
+/* The rows of one progress point under Coz's viewer's method. */
+static void print_viewer_table(FILE *out, const struct causal_profile *p,
+			       const struct causal_summary *s, const struct causal_series **rows,
+			       size_t n, const struct curve_scale *sc, bool ascii)
+{
+	fprintf(out, "\n #  %-*s %7s %7s %6s  %s\n", LINE_WIDTH, "line", "impact", "max", "points",
+		"curve 5..100%");
+	for (size_t i = 0; i < n; i++)
+		print_viewer_row(out, p, rows[i], i + 1, sc, ascii);
+	fprintf(out,
+		"  impact: Coz's viewer's, the largest area under the curve from 0 to x\n"
+		"  divided by x; max: the largest program speedup; ranked by %s\n",
+		causal_sort_name(s->sort));
+	fprintf(out,
+		"  curve: program speedup at line speedups 5..100%%, %s = %+.0f%% .. %s = "
+		"%+.0f%%\n",
+		ascii ? blocks_ascii[0] : blocks_utf8[0], 100 * sc->lo,
+		ascii ? blocks_ascii[7] : blocks_utf8[7], 100 * sc->hi);
 }
 
 /* The series of one progress point, in summary order, the first `top` of them. */
@@ -219,6 +275,10 @@ static void print_table(FILE *out, const struct causal_profile *p, const struct 
 		total == 1 ? "" : "s");
 	if (n < total)
 		fprintf(out, ", the first %zu shown (--top 0 shows all)", n);
+	if (s->method == CAUSAL_METHOD_COZ_VIEWER) {
+		print_viewer_table(out, p, s, rows, n, &sc, ascii);
+		return;
+	}
 	fprintf(out, "\n #  %-*s %6s %-13s %-10s %s\n", LINE_WIDTH, "line", "effect",
 		s->level == 0.95 ? "[95% CI]" : "[CI]", "shape", "curve 5..100%");
 	for (size_t i = 0; i < n; i++) {
@@ -273,6 +333,25 @@ static void print_detail_point(FILE *out, const struct causal_series *c,
 	else
 		fprintf(out, "%5s", "-");
 	fprintf(out, "%s%s\n", b->thin ? " " : "", codes);
+}
+
+/* A line's points under Coz's viewer's method: the aggregates behind each. */
+static void print_viewer_detail(FILE *out, const struct causal_profile *p,
+				const struct causal_series *c, size_t rank)
+{
+	fprintf(out, "\n%zu. ", rank);
+	print_location(out, causal_profile_string(p, c->selected), 50, false);
+	fprintf(out, " (");
+	print_location(out, causal_profile_string(p, p->points[c->point].name), 20, false);
+	fprintf(out, ")\n   impact %+.1f%%, least-squares slope %+.2f, %u experiments\n",
+		100 * c->impact, c->slope, c->experiments);
+	fprintf(out, "   speedup%%  program-speedup%%  experiments       visits   duration-ms\n");
+	for (size_t i = 0; i < c->n_buckets; i++) {
+		const struct causal_bucket *b = &c->buckets[i];
+
+		fprintf(out, "   %8d  %16.1f  %11u  %11.0f  %12.3f\n", b->speedup_pct,
+			100 * b->program_speedup, b->experiments, b->visits, b->duration / 1e6);
+	}
 }
 
 static void print_detail(FILE *out, const struct causal_profile *p, const struct causal_series *c,
@@ -334,7 +413,10 @@ void causal_report_text(FILE *out, const struct causal_profile *p, const struct 
 		for (size_t i = 0, shown = 0; i < s->n_series; i++) {
 			if (s->series[i].point != pt || (opt->top && shown >= opt->top))
 				continue;
-			print_detail(out, p, &s->series[i], ++shown);
+			if (s->method == CAUSAL_METHOD_COZ_VIEWER)
+				print_viewer_detail(out, p, &s->series[i], ++shown);
+			else
+				print_detail(out, p, &s->series[i], ++shown);
 		}
 	}
 }

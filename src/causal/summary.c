@@ -832,6 +832,8 @@ int causal_summarize(const struct causal_profile *p, const struct causal_summary
 	double *extra;
 	size_t n, cap = 0;
 
+	if (opt && opt->method == CAUSAL_METHOD_COZ_VIEWER)
+		return causal_summarize_coz_viewer(p, opt, out);
 	apply_defaults(opt, &o);
 	memset(out, 0, sizeof(*out));
 	out->phase_correction = !o.no_phase_correction;

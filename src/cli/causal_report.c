@@ -24,7 +24,8 @@ static const char report_description[] =
     "can level off (its effect at 100% and shape), ranked by impact (the largest\n"
     "mean program speedup over 0..x, as Coz's viewer ranks), a flag for\n"
     "contention (slope below 0), and \"thin\" where a number rests on too few\n"
-    "experiments or visits or has a wide interval.\n"
+    "experiments or visits or has a wide interval. --method=coz-viewer shows\n"
+    "instead what Coz's own viewer plots from the same profiles.\n"
     "\n"
     "Profiles of `lever causal --arrival-speedup` runs (load amplification, e.g.\n"
     "from `lever causal sweep`) first get the scalability curve: per progress\n"
@@ -35,6 +36,8 @@ static const char report_description[] =
 
 /* In the order of enum causal_sort. */
 static const char *const sort_keys[] = {"impact", "slope", "name", NULL};
+/* In the order of enum causal_method. */
+static const char *const method_keys[] = {"lever", "coz-viewer", NULL};
 
 struct report_options {
 	struct causal_summary_options summary;
@@ -45,7 +48,7 @@ struct report_options {
 	bool force;
 	const char *html;
 	/* as parsed, before they are placed in summary and report */
-	int sort;
+	int sort, method;
 	uint64_t min_speedups, top, seed, resamples, confidence;
 };
 
@@ -53,12 +56,19 @@ struct report_options {
 static int parse_report_options(struct report_options *o, int argc, char **argv, int *first)
 {
 	const struct cli_option table[] = {
+	    CLI_ENUM(0, "method", &o->method, "M", method_keys,
+		     "lever (default: lever's analysis) or coz-viewer\n"
+		     "(exactly what Coz's web viewer plots from the same\n"
+		     "records: no phase correction, no trimming, no\n"
+		     "intervals; doc/causal-report.md)"),
 	    CLI_ENUM(0, "sort", &o->sort, "KEY", sort_keys,
 		     "rank by impact (default; Coz's viewer: the largest\n"
 		     "mean program speedup over 0..x), slope (the paper's\n"
 		     "regression slope) or name"),
 	    CLI_UINT(0, "min-speedups", &o->min_speedups, "N", 1, 101,
-		     "distinct speedups a line needs (default 5)", .what = "1..101"),
+		     "distinct speedups a line needs (default 5; with\n"
+		     "coz-viewer the Minimum Points to start from, 10)",
+		     .what = "1..101"),
 	    CLI_FLAG(0, "no-phase-correction", &o->summary.no_phase_correction,
 		     "do not apply the phase correction (paper eq. 8)"),
 	    CLI_FLAG(0, "no-trim", &o->summary.no_trim,
@@ -107,6 +117,13 @@ static int parse_report_options(struct report_options *o, int argc, char **argv,
 
 	if (ret)
 		return ret;
+	o->summary.method = (enum causal_method)o->method;
+	if (o->summary.method == CAUSAL_METHOD_COZ_VIEWER && o->html) {
+		fprintf(stderr,
+			"lever causal report: --html draws lever's analysis (intervals, "
+			"fitted curves); with --method=coz-viewer use the table or --json\n");
+		return 2;
+	}
 	o->summary.sort = (enum causal_sort)o->sort;
 	o->summary.min_speedups = (unsigned)o->min_speedups;
 	o->summary.seed = o->seed;

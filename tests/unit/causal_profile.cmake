@@ -13,3 +13,7 @@ lever_unit_test(test_causal_report
 lever_unit_test(test_causal_fit
   SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_causal_fit.c
   LIBS lever_causal lever_base PkgConfig::JANSSON m)
+# Coz's viewer's method (--method=coz-viewer) on a profile worked out by hand.
+lever_unit_test(test_causal_viewer
+  SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_causal_viewer.c
+  LIBS lever_causal lever_base PkgConfig::JANSSON m)
