@@ -22,15 +22,22 @@
 # causal.md), allowed 5. Pauses that also stop the sped-up thread, or no
 # delay subtracted, give line a P = 0; pauses subtracted but never inserted
 # into work_a's thread give line b P = K_b (18-37% idle).
-#  - line a passes at P >= 3 SE (rules out 0), fails at P + 3 SE < K_a/4
-#    (rules out a working profiler);
+#  - judged only where the program gets most of its CPUs, K_a >= 25%
+#    (K_a is ~75% x the program's CPU share: 75% idle, 4-11% at load
+#    averages 12-20). Below that, an oversubscribed machine's own dynamics
+#    (a pause frees a CPU for other processes, a sleep runs past the end of
+#    its experiment) decide the result: there the working runtime measured
+#    line a at 10-25%, and one whose pauses also stop the sped-up thread at
+#    13.5% +- 4.4 (timer sampler). Such a run ends as skipped (status 77);
+#  - line a passes at P >= K_a/4 + 3 SE and fails at P + 3 SE < K_a/4: each
+#    rules out the other answer (0 broken, >= K_a/2 working) at 3 SE;
 #  - line b passes at |P| <= 3 SE + 5 once that band is no wider than the
 #    fixed +-25 it replaces, fails at |P| > 3 SE + 5 (rules out 0);
 #  - in between the data cannot tell yet: the profile is extended by another
-#    run (profiles append) within a time budget, half of it per sampler. A
-#    machine too loaded to decide in time ends the test as skipped (status
-#    77) with its figures, never as passed. Each decision errs with
-#    probability about 0.1% per look (one-sided 3 SE), a few looks at most.
+#    run (profiles append) within a time budget, half of it per sampler; out
+#    of time, the test ends as skipped with its figures, never as passed.
+#    Each decision errs with probability about 0.1% per look (one-sided
+#    3 SE), a few looks at most.
 set -euo pipefail
 build=$1 src=$2
 prog=$build/tests/programs/causal_known/critical_path
@@ -94,6 +101,11 @@ verdict() { # SAMPLER DEADLINE (seconds since the start)
 			echo "FAIL ($sampler): no pause credited to line a (no samples in it?)"
 			return 1
 		fi
+		if holds "$ka < 25"; then
+			echo "inconclusive ($sampler): the program got too little CPU to judge" \
+				"(K_a = $ka% < 25%) on this machine's load"
+			return 2
+		fi
 		if holds "$pa + 3 * $sea < $ka / 4"; then
 			echo "FAIL ($sampler): line a's speedup gains $pa% (SE $sea), clearly less than" \
 				"K_a/4 = $(awk "BEGIN { print $ka / 4 }")%: its pauses do not shorten the rounds"
@@ -104,8 +116,9 @@ verdict() { # SAMPLER DEADLINE (seconds since the start)
 				"clearly not 0: its pauses do not stop work_a"
 			return 1
 		fi
-		if holds "$pa >= 3 * $sea && 3 * $seb + 5 <= 25"; then
-			echo "ok ($sampler): line a gains $pa% (>= 3 SE), line b $pb% (within 3 SE + 5 of 0)"
+		if holds "$pa >= $ka / 4 + 3 * $sea && 3 * $seb + 5 <= 25"; then
+			echo "ok ($sampler): line a gains $pa% (>= K_a/4 + 3 SE), line b $pb%" \
+				"(within 3 SE + 5 of 0)"
 			return 0
 		fi
 	done
