@@ -20,8 +20,10 @@
 # and line b P = 0 (its pauses stop work_a, which bounds the round); lever's
 # error on this program is ~2 points (MAE 1.9, max 2.6 in bench/results/
 # causal.md), allowed 5. Pauses that also stop the sped-up thread, or no
-# delay subtracted, give line a P = 0; pauses subtracted but never inserted
-# into work_a's thread give line b P = K_b (18-37% idle).
+# delay subtracted, give line a P = 0 (a runtime made so failed at once:
+# line a -24% +- 12, K_a 70%). Not caught here, as not by the fixed band
+# before: pauses subtracted but never slept give line b P = K_b, 14-17% with
+# K_b 16-17%, inside b's band (it would take SE < 3 to tell).
 #  - judged only where the program gets most of its CPUs, K_a >= 25%
 #    (K_a is ~75% x the program's CPU share: 75% idle, 4-11% at load
 #    averages 12-20). Below that, an oversubscribed machine's own dynamics
