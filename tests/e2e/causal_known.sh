@@ -52,7 +52,7 @@ line_of() { grep -n "LINE:$1" "$srcfile" | cut -d: -f1; }
 la=$(line_of a) lb=$(line_of b)
 start=$(date +%s)
 
-# Every check here returns explicitly: verdict runs under `if !`, where bash
+# Every check here returns explicitly: verdict runs in a `||` list, where bash
 # ignores `set -e`, so a failing command would otherwise go unnoticed.
 profile_line() { # LINE SAMPLER SEED: appends one run to $tmp/p-LINE-SAMPLER.coz
 	local line=$1 sampler=$2 seed=$3 out=$tmp/p-$1-$2.coz status=0
