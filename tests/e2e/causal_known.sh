@@ -35,6 +35,9 @@
 #    rules out the other answer (0 broken, >= K_a/2 working) at 3 SE;
 #  - line b passes at |P| <= 3 SE + 5 once that band is no wider than the
 #    fixed +-25 it replaces, fails at |P| > 3 SE + 5 (rules out 0);
+#  - nothing is judged on fewer than 20 pairs per line (two runs): the SE of
+#    a few pairs is itself uncertain (t with 9 degrees of freedom puts 0.75%,
+#    not 0.13%, beyond 3 SE) and load bursts give heavy tails;
 #  - in between the data cannot tell yet: the profile is extended by another
 #    run (profiles append) within a time budget, half of it per sampler; out
 #    of time, the test ends as skipped with its figures, never as passed.
@@ -108,6 +111,10 @@ verdict() { # SAMPLER DEADLINE (seconds since the start)
 				"(K_a = $ka% < 25%) on this machine's load"
 			return 2
 		fi
+		# an SE from a few pairs is itself uncertain, and pairs are
+		# heavy-tailed under a flickering load (10 pairs once gave line b
+		# -27.6% with SE 4.4; the old band failed it too)
+		[ "$na" -ge 20 ] && [ "$nb" -ge 20 ] || continue
 		if holds "$pa + 3 * $sea < $ka / 4"; then
 			echo "FAIL ($sampler): line a's speedup gains $pa% (SE $sea), clearly less than" \
 				"K_a/4 = $(awk "BEGIN { print $ka / 4 }")%: its pauses do not shorten the rounds"
