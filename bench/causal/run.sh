@@ -153,13 +153,22 @@ value_of() { # KIND OUTPUT
 		sed -n 's/.* elapsed_s=\([0-9.]*\).*/\1/p' <<<"$2"
 	fi
 }
-# Rounds for a bare run of about SECONDS, from one calibration run.
-calibrate() { # PROG CAL_ROUNDS SECONDS
+# Rounds for a bare run of about SECONDS, from one calibration run, and at
+# least MIN (default 4).
+calibrate() { # PROG CAL_ROUNDS SECONDS [MIN]
 	local o e
 	o=$("$work/lever/$1" --rounds "$2")
 	e=$(sed -n 's/.* elapsed_s=\([0-9.]*\).*/\1/p' <<<"$o")
-	awk -v r="$2" -v e="$e" -v s="$3" 'BEGIN { n = int(r * s / e + 0.5); print n < 4 ? 4 : n }'
+	awk -v r="$2" -v e="$e" -v s="$3" -v min="${4:-4}" \
+		'BEGIN { n = int(r * s / e + 0.5); print n < min ? min : n }'
 }
+# A profile run is at one speedup, and `lever causal report` drops a speedup
+# with fewer than 5 visits (its --min-visits), the 0% baseline included,
+# which leaves no prediction at all. A run's experiments see only part of its
+# rounds (none before the first experiment, nor in the last one, cut short
+# by the exit): 10 rounds gave 3-4 visits (library, --quick, calibrated
+# during a load burst). Four times the minimum keeps every level.
+profile_min_rounds=20
 # The level order of repetition REP: rotated, so each level runs early and late.
 rotated() { # REP
 	local n=${#levels[@]} i
@@ -179,7 +188,7 @@ accuracy() { # PROG
 	local p=$1 kind point line rounds_t rounds_p o v c lvl scale
 	kind=$(field "$p" 2) point=$(field "$p" 3) line=$(line_of "$p")
 	rounds_t=$(calibrate "$p" "$(field "$p" 4)" "$truth_s")
-	rounds_p=$(calibrate "$p" "$(field "$p" 4)" "$profile_s")
+	rounds_p=$(calibrate "$p" "$(field "$p" 4)" "$profile_s" "$profile_min_rounds")
 	echo "== $p: chosen line $p.c:$line, $kind point '$point'; truth runs of $rounds_t rounds, profile runs of $rounds_p"
 	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$p" "$kind" "$point" "$p.c:$line" "$rounds_t" "$rounds_p" >>"$data/programs.tsv"
 	load_mark "$p" start
