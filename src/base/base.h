@@ -7,10 +7,13 @@
 #ifndef LEVER_BASE_H
 #define LEVER_BASE_H
 
+#include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define NSEC_PER_SEC  1000000000ULL
@@ -121,5 +124,38 @@ size_t str_copy(char *dst, const char *src, size_t size);
 bool parse_u64_range(const char *text, uint64_t min, uint64_t max, uint64_t *out);
 /* Parse "FILE:LINE" (splitting at the last ':'); file is copied into file_out. */
 bool parse_file_line(const char *spec, char *file_out, size_t file_size, unsigned *line_out);
+
+/* ------------------------------------------------------------ signal() */
+
+/*
+ * The action that signal() installs, built as glibc builds it, for the
+ * runtimes that interpose signal() so that the program keeps seeing its own
+ * handlers (src/causal/runtime/interpose_signals.c,
+ * src/annotate/runtime/interpose_signals.c). BSD semantics, glibc's
+ * default: the signal is blocked while its handler runs, and interrupted
+ * system calls restart unless siginterrupt(sig, 1) asked otherwise. System V
+ * semantics (sysv_signal): the handler is reset to the default and the
+ * signal is not blocked. Async-signal-safe; no allocation.
+ */
+/* 0 and *act filled, or -1 with errno EINVAL for a bad signal or SIG_ERR. */
+static inline int signal_compat_action(int sig, sighandler_t handler, bool sysv, bool interrupting,
+				       struct sigaction *act)
+{
+	if (handler == SIG_ERR || sig < 1 || sig >= NSIG) {
+		errno = EINVAL;
+		return -1;
+	}
+	memset(act, 0, sizeof(*act));
+	act->sa_handler = handler;
+	sigemptyset(&act->sa_mask);
+	if (sysv) {
+		act->sa_flags = SA_RESETHAND | SA_NODEFER;
+	} else {
+		sigaddset(&act->sa_mask, sig);
+		if (!interrupting)
+			act->sa_flags = SA_RESTART;
+	}
+	return 0;
+}
 
 #endif

@@ -7,13 +7,8 @@
 # aggregate, at least 5 visits, within [-1, 2]); the JSON says the method,
 # the table has the viewer's columns, and bad uses of the option are refused.
 set -uo pipefail
-build=$(cd "$1" && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/lib/prelude.sh"
 src=$(cd "$2" && pwd)
-lever=$build/bin/lever
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 command -v jq >/dev/null || { echo "FAIL: jq is missing (scripts/install-deps.sh)"; exit 1; }
 export LC_ALL=C
 prof=$src/tests/e2e/data/critical_path.coz

@@ -178,14 +178,41 @@ static void rng_is_uniform_enough(void **state)
 	}
 }
 
+/* signal()'s action: BSD semantics by default, System V on request, EINVAL on nonsense. */
+static void signal_actions_as_glibc_builds_them(void **state)
+{
+	struct sigaction act;
+
+	(void)state;
+	assert_int_equal(signal_compat_action(SIGUSR1, SIG_IGN, false, false, &act), 0);
+	assert_ptr_equal(act.sa_handler, SIG_IGN);
+	assert_int_equal(act.sa_flags, SA_RESTART);
+	assert_true(sigismember(&act.sa_mask, SIGUSR1));
+	assert_int_equal(signal_compat_action(SIGUSR1, SIG_IGN, false, true, &act), 0);
+	assert_int_equal(act.sa_flags, 0); /* siginterrupt(sig, 1): no restart */
+	assert_int_equal(signal_compat_action(SIGUSR2, SIG_DFL, true, false, &act), 0);
+	assert_true(act.sa_flags == (int)(SA_RESETHAND | SA_NODEFER));
+	assert_false(sigismember(&act.sa_mask, SIGUSR2));
+	errno = 0;
+	assert_int_equal(signal_compat_action(0, SIG_DFL, false, false, &act), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(signal_compat_action(NSIG, SIG_DFL, false, false, &act), -1);
+	assert_int_equal(signal_compat_action(SIGUSR1, SIG_ERR, false, false, &act), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(formats_like_printf),  cmocka_unit_test(truncates_and_terminates),
-	    cmocka_unit_test(wildcard_patterns),    cmocka_unit_test(durations),
-	    cmocka_unit_test(file_line_specs),	    cmocka_unit_test(rng_is_uniform_enough),
-	    cmocka_unit_test(fnv1a_vectors),	    cmocka_unit_test(hash_u64_vectors),
+	    cmocka_unit_test(formats_like_printf),
+	    cmocka_unit_test(truncates_and_terminates),
+	    cmocka_unit_test(wildcard_patterns),
+	    cmocka_unit_test(durations),
+	    cmocka_unit_test(file_line_specs),
+	    cmocka_unit_test(rng_is_uniform_enough),
+	    cmocka_unit_test(fnv1a_vectors),
+	    cmocka_unit_test(hash_u64_vectors),
 	    cmocka_unit_test(string_table_interns),
+	    cmocka_unit_test(signal_actions_as_glibc_builds_them),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

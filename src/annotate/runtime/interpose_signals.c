@@ -48,6 +48,7 @@
 
 #include "annotate/runtime/metrics_internal.h"
 #include "annotate/runtime/signals.h"
+#include "base/base.h"
 
 #define KERNEL_SIGSET_SIZE (_NSIG / 8)
 #ifndef SA_RESTORER
@@ -426,21 +427,8 @@ static sighandler_t install_handler(int sig, sighandler_t handler, bool sysv)
 {
 	struct sigaction act, old;
 
-	if (handler == SIG_ERR || sig < 1 || sig >= NSIG) {
-		errno = EINVAL;
-		return SIG_ERR;
-	}
-	memset(&act, 0, sizeof(act));
-	act.sa_handler = handler;
-	sigemptyset(&act.sa_mask);
-	if (sysv) {
-		act.sa_flags = SA_RESETHAND | SA_NODEFER;
-	} else {
-		sigaddset(&act.sa_mask, sig);
-		if (!(atomic_load(&interrupting) & bit(sig)))
-			act.sa_flags = SA_RESTART;
-	}
-	if (do_sigaction(sig, &act, &old) < 0)
+	if (signal_compat_action(sig, handler, sysv, atomic_load(&interrupting) & bit(sig), &act) ||
+	    do_sigaction(sig, &act, &old) < 0)
 		return SIG_ERR;
 	return old.sa_handler;
 }

@@ -667,21 +667,9 @@ static sighandler_t install_handler(int sig, sighandler_t handler, bool sysv, co
 {
 	struct sigaction act, old;
 
-	if (handler == SIG_ERR || sig < 1 || sig >= NSIG) {
-		errno = EINVAL;
-		return SIG_ERR;
-	}
-	memset(&act, 0, sizeof(act));
-	act.sa_handler = handler;
-	sigemptyset(&act.sa_mask);
-	if (sysv) {
-		act.sa_flags = SA_RESETHAND | SA_NODEFER;
-	} else {
-		sigaddset(&act.sa_mask, sig);
-		if (!(atomic_load(&program_interrupting) & sig_bit(sig)))
-			act.sa_flags = SA_RESTART;
-	}
-	if (do_sigaction(sig, &act, &old, ra) < 0)
+	if (signal_compat_action(sig, handler, sysv,
+				 atomic_load(&program_interrupting) & sig_bit(sig), &act) ||
+	    do_sigaction(sig, &act, &old, ra) < 0)
 		return SIG_ERR;
 	return old.sa_handler;
 }
