@@ -9,7 +9,7 @@
 struct experiment_stats {
 	uint64_t experiments; /* written */
 	uint64_t useful;      /* with at least min-visits on every point */
-	uint64_t nonpositive; /* effective duration <= 0 */
+	uint64_t nonpositive; /* effective duration <= 0: not written */
 	uint64_t paid_ns;     /* delay subtracted from the durations written */
 	uint64_t unpaid_ns;   /* delay not paid by the slowest thread, not subtracted */
 	uint64_t map_ready_ns;

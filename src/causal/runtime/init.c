@@ -293,6 +293,10 @@ static void diagnose(void)
 		 (unsigned long long)atomic_load(&rt.in_scope_samples),
 		 (unsigned long long)atomic_load(&rt.lost_samples),
 		 (unsigned long long)(atomic_load(&rt.inserted_delay_ns) / NSEC_PER_MSEC));
+	if (s->nonpositive)
+		LOG_WARN("%llu experiment(s) not written: their slowest thread was credited more "
+			 "pause than they lasted\n",
+			 (unsigned long long)s->nonpositive);
 	if (s->useful)
 		return;
 	if (rt.cfg.no_sampler) {
