@@ -5,8 +5,9 @@
 # writes, with each `function` line and its feature program repeated under a
 # second symbol, run through liblever-annotate.so directly), so each call is
 # measured by an outer and an inner probe. The two probes' distributions must
-# be statistically equivalent for every metric and feature: TOST on Welch's t
-# at alpha 0.05 with a margin of half a pooled standard deviation
+# be statistically equivalent for every metric and feature: TOST at alpha
+# 0.05 with a margin of half a pooled standard deviation, on Welch's t for
+# bytes and features and on Yuen's t (10% trimmed means) for time
 # (tests/programs/annotate/record_equivalence.c), the Kolmogorov-Smirnov
 # distance D of the two probes' calls printed beside it.
 #
@@ -20,9 +21,10 @@
 # outer probe subtracts as a calibrated constant (`--time-floor auto`, the
 # record's `# probe-cost unmeasured-ns`, record_equivalence.c says why): a
 # load change after start-up moves that part's true cost by as much as
-# itself, and a comparison tighter than it failed in CI. Negative controls (one function's mem scaled
-# by 1.5, one quick function's time shifted by twice that floor, in the
-# second probe) must be caught.
+# itself, and a comparison tighter than it failed in CI. Negative controls
+# (one function's mem scaled by 1.5, one quick function's time shifted by
+# twice that floor, in the second probe) must be caught. KEEP=1 keeps the
+# scratch directory (its path is in the output) for a look at the records.
 set -uo pipefail
 build=$(cd "$1" && pwd)
 lever=$build/bin/lever
@@ -128,10 +130,11 @@ show() { grep -E '^NOT|pairs:' "$tmp/out" | sed 's/^/    /'; }
 record_twice mem time,mem "$all_functions" --cost=mem --max=300 --step=2
 expect 0 'all equivalent' "$equiv" --skip time --ks 1e-9 "$tmp/mem/record"
 show
-# The time of these calls (0.1-30 µs) is judged too, by the same TOST (margin
-# half a pooled standard deviation): at that scale whatever the outer probe
-# fails to subtract of the inner one (its thread lookup, sampling, feature
-# evaluation, formatting, a flush) would show as a shift (diff, µs).
+# The time of these calls (0.1-30 µs) is judged too (trimmed means; margin
+# half a pooled winsorized standard deviation, and at least twice the
+# calibrated untimed cost): at that scale whatever the outer probe fails to
+# subtract of the inner one (its thread lookup, sampling, feature evaluation,
+# formatting, a flush: 150 ns and more) would show as a shift (diff, µs).
 grep '^# probe-cost' "$tmp/mem/record" | sed 's/^/    /'
 expect 0 'all equivalent' "$equiv" --ks 1 --time-floor auto "$tmp/mem/record"
 grep -E ' time ' "$tmp/out" | sed 's/^/    /'
