@@ -19,7 +19,9 @@
 # in interleaved rounds whose order alternates; the load average is kept
 # with every round (the machine is shared: an idle rerun is due).
 # Results: bench/results/annotate-real/ (records, derive outputs, rounds
-# in overhead.tsv, the table from real_table.py in overhead.md).
+# in overhead.tsv, the table from real_table.py in overhead.md; the
+# functions' counts and features from real_features_table.py in
+# features.md, the table the README copies).
 #
 # A library routine built from Debian's source and annotated end to end
 # (derive, HTML, check against injected regressions: issue 16 must-show 3)
@@ -165,4 +167,6 @@ for r in $(seq 1 "$rounds"); do
 done
 echo "end uptime: $(uptime)" >>"$out/environment.txt"
 python3 "$here/real_table.py" "$out/overhead.tsv" >"$out/overhead.md"
+python3 "$here/real_features_table.py" "$out" list_sort sqlite >"$out/features.md"
+cat "$out/features.md"
 cat "$out/overhead.md"

@@ -47,15 +47,26 @@ row() {
 	printf '| %s | %s | %s | %s |\n' "$label_a" "$label_b" "$ratio" "$verdict"
 }
 
+# ": a shared machine ..." when a 1-minute load average kept in meta was 1
+# or more (other work on the 2 CPUs), nothing when the machine was idle.
+busy_note() {
+	local a b
+	a=$(meta load_start | awk '{ print $1 }')
+	b=$(meta load_end | awk '{ print $1 }')
+	awk -v a="$a" -v b="$b" 'BEGIN { exit !(a >= 1 || b >= 1) }' &&
+		printf ': a shared machine, **a rerun on an idle machine is due**'
+	return 0
+}
+
 # The "Overhead" section of stabilizer-cc.md, from the raw data alone.
 section() {
 	local f
 	echo "## Overhead"
 	echo
 	echo "Measured by \`bench/stabilizer/cc.sh\` on $(meta date) ($(meta machine); load average"
-	echo "$(meta load_start) at the start, $(meta load_end) at the end: a shared machine, **a rerun on an"
-	echo "idle machine is due**). $(meta runs) interleaved runs per row; \`lever compare\`, A the"
-	echo "baseline, mean(A)/mean(B) with its 95% interval (below 1: B slower)."
+	echo "$(meta load_start) at the start, $(meta load_end) at the end$(busy_note)). $(meta runs) interleaved"
+	echo "runs per row; \`lever compare\`, A the baseline, mean(A)/mean(B) with its 95% interval"
+	echo "(below 1: B slower)."
 	[ -z "$(meta note)" ] || { echo; echo "$(meta note)"; }
 	echo
 	echo "| A | B | mean(A)/mean(B) | verdict |"
