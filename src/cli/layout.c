@@ -248,7 +248,8 @@ static int layout_report(struct layout_options *o)
 		return 1;
 	}
 	if (layout_annotate(&rec.program, rec.samples, rec.n_samples, adjust_modes[o->adjust]) ||
-	    layout_record_objects(&rec) || layout_mark_shared_structs(&rec)) {
+	    layout_record_objects(&rec) || layout_mark_shared_structs(&rec) ||
+	    layout_pin_likely_casts(&rec.program, stderr)) {
 		fprintf(stderr, "lever layout report: out of memory\n");
 		layout_record_free(&rec);
 		return 1;

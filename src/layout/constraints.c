@@ -18,6 +18,8 @@
  * placing, since fields moved before it can change the padding.
  */
 #include <ctype.h>
+#include <inttypes.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +67,116 @@ int layout_mark_shared_structs(struct layout_record *rec)
 			 rec->modules[m].path, s->name);
 		if (freeze(s, why))
 			return -1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------- likely casts (guessed) */
+
+/* Fields of a shared prefix must match this many, covering this many bytes. */
+#define PREFIX_MIN_FIELDS 3
+#define PREFIX_MIN_BYTES  16
+#define PREFIX_MIN_NAMES  2
+
+/* "slab_automove~2" and "slab_automove" are one C name defined twice. */
+static bool same_c_name(const char *a, const char *b)
+{
+	size_t la = strcspn(a, "~"), lb = strcspn(b, "~");
+
+	return la == lb && strncmp(a, b, la) == 0;
+}
+
+/*
+ * The leading fields of a and b that sit at the same offsets with the same
+ * sizes (flexible members end it); *names: how many of them also share
+ * their name.
+ */
+static size_t shared_prefix(const struct layout_struct *a, const struct layout_struct *b,
+			    size_t *names)
+{
+	size_t k = 0;
+
+	*names = 0;
+	while (k < a->n_fields && k < b->n_fields) {
+		const struct layout_field *x = &a->fields[k], *y = &b->fields[k];
+
+		if (x->flexible || y->flexible || x->offset != y->offset || x->size != y->size)
+			break;
+		*names += strcmp(x->name, y->name) == 0;
+		k++;
+	}
+	return k;
+}
+
+static bool prefix_counts(const struct layout_struct *a, size_t k, size_t names)
+{
+	const struct layout_field *last = k ? &a->fields[k - 1] : NULL;
+
+	return k >= PREFIX_MIN_FIELDS && names >= PREFIX_MIN_NAMES &&
+	       last->offset + last->size >= PREFIX_MIN_BYTES;
+}
+
+static void pin_at_offsets(struct layout_struct *s, size_t k)
+{
+	for (size_t i = 0; i < k; i++) {
+		s->fields[i].pinned = true;
+		s->fields[i].at_offset = true;
+	}
+}
+
+/* A first member of struct or union type (not a pointer, not an array). */
+static bool embeds_first(const struct layout_struct *s)
+{
+	const struct layout_field *f = s->n_fields ? &s->fields[0] : NULL;
+
+	return f && !f->flexible && !f->array_suffix[0] && !strchr(f->type, '*') &&
+	       (strncmp(f->type, "struct ", 7) == 0 || strncmp(f->type, "union ", 6) == 0);
+}
+
+static void note_prefix(FILE *notes, const struct layout_struct *s,
+			const struct layout_struct *other, size_t k, size_t names)
+{
+	const struct layout_field *last = &s->fields[k - 1];
+
+	fprintf(notes,
+		"lever layout report: %s: its first %zu fields (%" PRIu32
+		" bytes) sit at the offsets and sizes of %s's (%zu with the same names): "
+		"a cast between the two is likely, so they stay at their offsets (a "
+		"constraint file's `unpin %s` lets them move)\n",
+		s->name, k, last->offset + last->size, other->name, names, s->name);
+}
+
+int layout_pin_likely_casts(struct layout_program *p, FILE *notes)
+{
+	for (size_t i = 0; i < p->n_structs; i++) {
+		struct layout_struct *a = p->structs[i];
+
+		if (embeds_first(a) && !a->fields[0].pinned) {
+			a->fields[0].pinned = true;
+			if (notes && a->total_raw)
+				fprintf(notes,
+					"lever layout report: %s: its first member %s is a %s: a "
+					"pointer to it may be cast to the whole (container_of, a "
+					"base struct), so it stays first (`unpin %s` lets it "
+					"move)\n",
+					a->name, a->fields[0].name, a->fields[0].type, a->name);
+		}
+		for (size_t j = i + 1; j < p->n_structs; j++) {
+			struct layout_struct *b = p->structs[j];
+			size_t names, k;
+
+			if (same_c_name(a->name, b->name))
+				continue;
+			k = shared_prefix(a, b, &names);
+			if (!prefix_counts(a, k, names))
+				continue;
+			pin_at_offsets(a, k);
+			pin_at_offsets(b, k);
+			if (notes && a->total_raw)
+				note_prefix(notes, a, b, k, names);
+			if (notes && b->total_raw)
+				note_prefix(notes, b, a, k, names);
+		}
 	}
 	return 0;
 }
@@ -175,17 +287,20 @@ static int apply_line(struct reader *r, struct layout_program *p, char **word, s
 	struct layout_struct *s;
 	bool on_field =
 	    strcmp(verb, "fixed") == 0 || strcmp(verb, "first") == 0 || strcmp(verb, "last") == 0;
+	bool whole = strcmp(verb, "reorder") == 0 || strcmp(verb, "unpin") == 0;
 	char why[1024];
 
-	if (!on_field && strcmp(verb, "keep") != 0 && strcmp(verb, "reorder") != 0)
-		return fail(r, "unknown constraint '%s' (known: keep, reorder, fixed, first, last)",
+	if (!on_field && !whole && strcmp(verb, "keep") != 0)
+		return fail(r,
+			    "unknown constraint '%s' (known: keep, reorder, unpin, fixed, first, "
+			    "last)",
 			    verb);
 	if (n < 2)
 		return fail(r, "%s: which struct?", verb);
 	if (on_field && n != 3)
 		return fail(r, "expected: %s STRUCT FIELD", verb);
-	if (strcmp(verb, "reorder") == 0 && n != 2)
-		return fail(r, "expected: reorder STRUCT");
+	if (whole && n != 2)
+		return fail(r, "expected: %s STRUCT", verb);
 	s = find_struct(p, word[1]);
 	if (!s) {
 		if (notes)
@@ -196,6 +311,11 @@ static int apply_line(struct reader *r, struct layout_program *p, char **word, s
 	}
 	if (on_field)
 		return apply_field(r, s, verb, word[2]);
+	if (strcmp(verb, "unpin") == 0) {
+		for (size_t i = 0; i < s->n_fields; i++)
+			s->fields[i].pinned = s->fields[i].at_offset = false;
+		return 0;
+	}
 	if (strcmp(verb, "reorder") == 0) {
 		free(s->frozen);
 		s->frozen = NULL;

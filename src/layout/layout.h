@@ -388,6 +388,17 @@ size_t layout_find_false_sharing(const struct layout_struct *s, const uint32_t *
  * noted on `notes` (may be NULL) and skipped. -1 with "FILE:LINE: why" in err.
  */
 int layout_mark_shared_structs(struct layout_record *rec);
+/*
+ * Casts the code probably makes, guessed from the types alone (issue 17):
+ * two structs whose first fields (at least 3, 16 bytes, 2 of them with the
+ * same names) sit at the same offsets with the same sizes are taken to be
+ * cast into each other (memcached's item, chunk and crawler headers), and
+ * those fields keep their offsets in both; a struct whose first member is a
+ * struct or union keeps it first (container_of, a "base" member). Notes go
+ * to `notes` (may be NULL) for structs with samples. A constraint file's
+ * `unpin STRUCT`, read after, undoes it. Returns 0.
+ */
+int layout_pin_likely_casts(struct layout_program *p, FILE *notes);
 int layout_constraints_read(FILE *f, const char *name, struct layout_program *p, FILE *notes,
 			    char *err, size_t err_size);
 

@@ -173,6 +173,15 @@ static const char *algorithm_name(enum layout_algorithm a)
 	return "original";
 }
 
+/* No field may move: each is pinned or the flexible array member. */
+static bool all_pinned(const struct layout_struct *s)
+{
+	for (size_t i = 0; i < s->n_fields; i++)
+		if (!s->fields[i].pinned && !s->fields[i].flexible)
+			return false;
+	return s->n_fields > 0;
+}
+
 /* Why G keeps the layout, with the numbers it decided on. */
 void layout_print_keep_reason(FILE *f, const struct layout_suggestion *sg,
 			      const struct layout_units *u)
@@ -216,6 +225,13 @@ void layout_print_keep_reason(FILE *f, const struct layout_suggestion *sg,
 		break;
 	case LAYOUT_KEEP_NO_MOVE:
 	case LAYOUT_KEEP_NOTHING:
+		if (all_pinned(sg->s)) {
+			fprintf(f,
+				"every field is pinned where it is (a likely cast, the record or "
+				"the constraints; estimate E %" PRIu64 " %s)",
+				sg->saved, u->count);
+			break;
+		}
 		fprintf(f, "it is already in miss order (estimate E %" PRIu64 " %s)", sg->saved,
 			u->count);
 		break;

@@ -606,6 +606,70 @@ static int constrain(struct layout_struct *s, const char *text, char *err, size_
 #define CONSTRAINTS_HEAD "lever-layout-constraints 1\n"
 
 /*
+ * Likely casts guessed from the types (issue 17): memcached's item and chunk
+ * headers share their first fields' offsets and sizes (some names differ),
+ * so those keep their offsets in both, while a field after them may still
+ * move; a struct that only starts like them in one field is left alone; a
+ * struct or union first member stays first; `unpin` undoes it.
+ */
+static void test_likely_casts_pinned(void **state)
+{
+	static const struct field_spec item[] = {
+	    {"struct item *", "next", NULL, 8, 8}, {"struct item *", "prev", NULL, 8, 8},
+	    {"int", "time", NULL, 4, 4},	   {"int", "nbytes", NULL, 4, 4},
+	    {"long", "cold", NULL, 8, 8},	   {"long", "hot", NULL, 8, 8}};
+	static const struct field_spec chunk[] = {{"struct chunk *", "next", NULL, 8, 8},
+						  {"struct chunk *", "prev", NULL, 8, 8},
+						  {"int", "size", NULL, 4, 4},
+						  {"int", "nbytes", NULL, 4, 4},
+						  {"char", "data", "[4]", 4, 1}};
+	static const struct field_spec lone[] = {{"struct lone *", "next", NULL, 8, 8},
+						 {"int", "a", NULL, 4, 4},
+						 {"int", "b", NULL, 4, 4},
+						 {"long", "c", NULL, 8, 8}};
+	static const struct field_spec derived[] = {{"struct base", "base", NULL, 16, 8},
+						    {"long", "x", NULL, 8, 8}};
+	struct layout_struct *s[4] = {build("item", item, 6), build("chunk", chunk, 5),
+				      build("lone", lone, 4), build("derived", derived, 2)};
+	struct layout_program p = {.n_structs = 4, .structs = s};
+	uint64_t counts[6] = {1, 1, 1, 1, 1, 500};
+	struct layout_params params;
+	struct layout_suggestion sg;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(layout_pin_likely_casts(&p, NULL), 0);
+	for (size_t i = 0; i < 4; i++) {
+		assert_true(s[0]->fields[i].pinned && s[0]->fields[i].at_offset);
+		assert_true(s[1]->fields[i].pinned && s[1]->fields[i].at_offset);
+	}
+	assert_false(s[0]->fields[4].pinned || s[0]->fields[5].pinned);
+	assert_false(s[1]->fields[4].pinned);
+	for (size_t i = 0; i < 4; i++) /* item's first field only: not a shared header */
+		assert_false(s[2]->fields[i].pinned);
+	assert_true(s[3]->fields[0].pinned);
+	assert_false(s[3]->fields[0].at_offset);
+
+	/* the hot field moves ahead of the cold one, the header stays */
+	annotate_counts(s[0], counts);
+	layout_params_default(&params);
+	assert_int_equal(layout_suggest(s[0], &params, &sg), 0);
+	for (size_t k = 0; k < 4; k++)
+		assert_int_equal(sg.order[k], k);
+	assert_int_equal(sg.order[4], 5);
+	layout_suggestion_clear(&sg);
+
+	assert_int_equal(constrain(s[0], CONSTRAINTS_HEAD "unpin item\n", err, sizeof(err)), 0);
+	for (size_t i = 0; i < s[0]->n_fields; i++)
+		assert_false(s[0]->fields[i].pinned || s[0]->fields[i].at_offset);
+	assert_int_equal(constrain(s[0], CONSTRAINTS_HEAD "unpin item now\n", err, sizeof(err)),
+			 -1);
+	assert_string_equal(err, "c.txt:2: expected: unpin STRUCT");
+	for (size_t i = 0; i < 4; i++)
+		layout_struct_free(s[i]);
+}
+
+/*
  * Issue 17 ABI constraints: a `keep` struct is reported but never
  * reordered, with the file's reason; `fixed` keeps a field's offset (D's
  * order that would move it is refused), `first`/`last` keep a field where
@@ -786,6 +850,7 @@ int main(void)
 	    cmocka_unit_test(test_sharing_is_judged_per_object),
 	    cmocka_unit_test(test_no_growth_without_benefit),
 	    cmocka_unit_test(test_constraint_file),
+	    cmocka_unit_test(test_likely_casts_pinned),
 	    cmocka_unit_test(test_fixed_offset_refuses_moving_it),
 	    cmocka_unit_test(test_struct_shared_with_a_library),
 	    cmocka_unit_test(test_rank_and_threshold),
