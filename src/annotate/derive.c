@@ -1618,6 +1618,10 @@ void annotate_derivation_json(FILE *f, const struct annotate_derivation *d)
 	report_json_kv_integer(&j, "regressors", (long long)d->n_regressors);
 	report_json_kv_integer(&j, "partition_candidates", (long long)d->n_partitions);
 	report_json_kv_number(&j, "seconds", d->seconds);
+	if (d->cv_folds) {
+		report_json_kv_integer(&j, "cv_folds", (long long)d->cv_folds);
+		report_json_kv_number(&j, "cv_r_squared", d->cv_r_squared);
+	}
 	report_json_kv_string(&j, "annotation", text ? text : "");
 	report_json_key(&j, "leaves");
 	report_json_array_begin(&j);
