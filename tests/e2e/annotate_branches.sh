@@ -52,7 +52,7 @@ for line in open(record):
         sym[f[1]] = f[2]
     elif f[0] == "F" and f[3] == "branch":
         feats.setdefault(sym[f[1]].split("(")[0], []).append(" ".join(f[4:]))
-want_names = ["asm_branches+0x%x" % o for o in (0x6, 0xf, 0x1d, 0x22, 0x28)]
+want_names = ["asm_branches+0x%x" % o for o in (0x6, 0x12, 0x20, 0x25, 0x2b)]
 assert feats.get("asm_branches") == want_names, feats.get("asm_branches")
 
 def loop(n):

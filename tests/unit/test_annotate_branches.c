@@ -152,10 +152,10 @@ static void planner_lists_the_branches(void **state)
 		int64_t target;
 	} want[] = {
 	    {0x6, 2, 0xe, 0xc},		   /* jle 1f */
-	    {0xf, 6, 0x4, 0x1f},	   /* jz 3f (rel32) */
-	    {0x1d, 2, 0x5, 0x15},	   /* jnz 2b */
-	    {0x22, 2, ANN_BR_JRCXZ, 0x2a}, /* jrcxz 5f */
-	    {0x28, 2, ANN_BR_LOOP, 0x24},  /* loop 4b */
+	    {0x12, 6, 0x4, 0x22},	   /* jz 3f (rel32) */
+	    {0x20, 2, 0x5, 0x18},	   /* jnz 2b */
+	    {0x25, 2, ANN_BR_JRCXZ, 0x2d}, /* jrcxz 5f */
+	    {0x2b, 2, ANN_BR_LOOP, 0x27},  /* loop 4b */
 	};
 	struct annotate_plan plan;
 	char path[4096], err[512];

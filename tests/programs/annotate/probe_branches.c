@@ -9,10 +9,10 @@
  * listed here, in this order, whatever the compiler:
  *
  *   +0x6   jle  rel8    taken when x <= 10                   once per call
- *   +0xf   jz   rel32   taken when n == 0                    once per call
- *   +0x1d  jnz  rel8    loop back: n times when n > 0, T..TN
- *   +0x22  jrcxz        taken when n == 0                    once per call
- *   +0x28  loop         n times when n > 0, T..TN (rcx counts down)
+ *   +0x12  jz   rel32   taken when n == 0                    once per call
+ *   +0x20  jnz  rel8    loop back: n times when n > 0, T..TN
+ *   +0x25  jrcxz        taken when n == 0                    once per call
+ *   +0x2b  loop         n times when n > 0, T..TN (rcx counts down)
  *
  * and it returns (x > 10 ? 100 : 0) + 3 n. early_branch(x) has its jle at +3,
  * in the first five bytes, which a live patch moves into the trampoline: it
@@ -40,7 +40,8 @@ __asm__(".text\n"
 	"	jle 1f\n"	    /* +0x6, 7e rel8 */
 	"	add $100, %rax\n"   /* +0x8, 4 bytes */
 	"1:	mov %rsi, %rcx\n"   /* +0xc, 3 bytes */
-	"	.byte 0x0f, 0x84\n" /* +0xf: jz rel32 */
+	"	test %rcx, %rcx\n"  /* +0xf, 3 bytes */
+	"	.byte 0x0f, 0x84\n" /* +0x12: jz rel32 */
 	"	.long 3f - (. + 4)\n"
 	"2:	add $1, %rax\n"
 	"	sub $1, %rcx\n"
@@ -110,7 +111,11 @@ int main(int argc, char **argv)
 	}
 	for (long x = 8; x <= 13; x++)
 		printf("c_branch(%ld) = %ld\n", x, c_branch(x));
-	printf("early_branch: %ld %ld\n", early_branch(1), early_branch(0));
+	{
+		long e1 = early_branch(1), e0 = early_branch(0); /* in this order */
+
+		printf("early_branch: %ld %ld\n", e1, e0);
+	}
 	if (argc > 1)
 		return 0; /* `bare`: no signal games */
 
