@@ -721,6 +721,15 @@ static bool split_is_better(const struct ctx *c, const size_t *rows, size_t n, u
 	double *ys = malloc(n * sizeof(double)), bic = 0;
 	bool better = false, all = true;
 
+	/*
+	 * A regression that already explains every call of the node to
+	 * rounding (an exact metric such as mem, R2 = 1) leaves a split nothing
+	 * to gain: a part whose calls are all equal would otherwise win by its
+	 * BIC of minus infinity alone (A.14's a = 0 calls, cost 0, split off by
+	 * the loop's entry branch), for the same predictions.
+	 */
+	if (whole->r_squared >= 1 - 1e-12)
+		goto out;
 	if (!part || !sub || !feats || !ys || first_applicable(c, rows, n, used, part, &k) < 0)
 		goto out;
 	for (size_t j = 0; j < k && all; j++) {
