@@ -10,7 +10,8 @@
 # is x > 10 (or its negation, as the compiler chose). The program's own
 # SIGTRAP handler (full sa_mask, a probed function inside), raise(SIGTRAP), an
 # int3 of its own and a blocked SIGTRAP must all behave as bare: the same
-# output. A branch in the bytes a live patch moves runs, and is armed, in the
+# output. Three threads calling t_branch at once: each of the 6000 calls has
+# its own outcome. A branch in the bytes a live patch moves runs, and is armed, in the
 # trampoline (-v says so): its outcomes too are exact.
 set -euo pipefail
 build=$1 src=$2
@@ -22,7 +23,7 @@ trap 'rm -rf "$tmp"' EXIT
 for prog in probe_branches probe_branches_sled; do
 	"$dir/$prog" >"$tmp/plain"
 	"$lever" annotate record --branches -v --rate=all -f asm_branches -f c_branch \
-		-f early_branch -o "$tmp/$prog" -- "$dir/$prog" >"$tmp/out" 2>"$tmp/err"
+		-f early_branch -f t_branch -o "$tmp/$prog" -- "$dir/$prog" >"$tmp/out" 2>"$tmp/err"
 	if ! cmp -s "$tmp/plain" "$tmp/out"; then
 		echo "FAIL: $prog: the program's output differs under --branches"
 		diff "$tmp/plain" "$tmp/out" || true
@@ -99,6 +100,20 @@ eb = [r for r in rows if r["symbol"].split("(")[0] == "early_branch"]
 if feats.get("early_branch") != ["early_branch+0x3"] or \
         [r.get("early_branch+0x3") for r in eb] != ["N", "T"]:
     print("FAIL: early_branch: %s %s" % (feats.get("early_branch"), eb))
+    bad += 1
+# t_branch, three threads at once: one branch runs once per call, its outcome
+# x % 3 == 0 (or not) on every one of the 6000 calls
+tb = [r for r in rows if r["symbol"].split("(")[0] == "t_branch"]
+hits = []
+for name in feats.get("t_branch", []):
+    seq = [(r.get(name), r.get("x")) for r in tb]
+    if all(o in ("T", "N") for o, _ in seq):
+        t = [o == "T" for o, _ in seq]
+        m = [x % 3 == 0 for _, x in seq]
+        if t == m or t == [not v for v in m]:
+            hits.append(name)
+if len(tb) != 6000 or len(hits) != 1:
+    print("FAIL: t_branch: %d calls, branches following x %% 3 == 0: %s" % (len(tb), hits))
     bad += 1
 print("ok: outcome strings of %d calls" % len(got) if not bad else "%d failure(s)" % bad)
 sys.exit(1 if bad else 0)

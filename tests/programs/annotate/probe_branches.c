@@ -18,11 +18,14 @@
  * in the first five bytes, which a live patch moves into the trampoline: it
  * is armed there. c_branch(x) is C: `if (x > 10)` once per call.
  *
+ * t_branch(x) branches on x % 3 == 0, called by three threads at once.
+ *
  * The program installs a SIGTRAP handler (full sa_mask) that calls
  * asm_branches, raises SIGTRAP and runs an int3 of its own, blocks SIGTRAP
  * and runs the branches, and prints what it sees: the same output bare and
  * recorded.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -78,6 +81,26 @@ __attribute__((noinline)) long c_branch(long x)
 		r = slow_path(x);
 	__asm__ volatile("" : "+r"(r));
 	return r + 1;
+}
+
+/* called by three threads at once: each call's outcome must be its own */
+__attribute__((noinline)) long t_branch(long x)
+{
+	long r = x;
+
+	if (x % 3 == 0)
+		r = slow_path(x);
+	__asm__ volatile("" : "+r"(r));
+	return r;
+}
+
+static void *thread_main(void *arg)
+{
+	long s = 0, base = (long)arg;
+
+	for (long i = 0; i < 2000; i++)
+		s += t_branch(base + i);
+	return (void *)s;
 }
 
 static volatile sig_atomic_t traps, inner;
@@ -140,5 +163,19 @@ int main(int argc, char **argv)
 	       asm_branches(30, 4));
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
 	printf("sum %ld\n", sum);
+	{
+		pthread_t th[3];
+		long total = 0;
+
+		for (long i = 0; i < 3; i++)
+			pthread_create(&th[i], NULL, thread_main, (void *)(i * 10000));
+		for (int i = 0; i < 3; i++) {
+			void *r;
+
+			pthread_join(th[i], &r);
+			total += (long)r;
+		}
+		printf("threads %ld\n", total);
+	}
 	return 0;
 }
