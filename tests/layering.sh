@@ -43,7 +43,7 @@ declare -A public=(
 )
 # Names shared by a runtime and the CLI: environment variables, file formats.
 contracts=" causal/runtime/settings.h stabilizer/runtime/settings.h annotate/runtime/settings.h "
-contracts+=" annotate/runtime/features.h annotate/runtime/features_ops.h "
+contracts+=" annotate/runtime/features.h annotate/runtime/features_ops.h annotate/runtime/branches.h "
 contracts+=" layout/runtime/settings.h layout/runtime/instr_format.h stabilizer/runtime/stack_pads.h causal/profile_format.h "
 # Until the Stabilizer runtime has its settings.h, its environment contract is
 # the top of its internal stabilizer.h (issue 13); then it is internal again.

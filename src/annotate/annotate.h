@@ -76,13 +76,14 @@ int annotate_feature_kind_parse(const char *name);
  * One feature of a symbol, and its values over the calls (a column; NaN is
  * a missing value). A branch feature holds the outcome (1 taken, 0 not
  * taken) of calls that executed it exactly once, NaN otherwise; `repeated`
- * counts calls that executed it more than once.
+ * counts calls that executed it more than once; `outcomes` keeps the strings.
  */
 struct annotate_feature {
 	char *name; /* the program's expression, e.g. j->items->len */
 	enum annotate_feature_kind kind;
 	double *values;
 	size_t repeated;
+	char **outcomes; /* a branch's: per call its outcome string as recorded, NULL if absent */
 };
 
 /*
@@ -178,6 +179,16 @@ struct annotate_plan_function {
 	uint32_t n_features;
 	char **feature_expr; /* per feature: the program's expression */
 	int *feature_kind;   /* per feature: enum annotate_feature_kind */
+	/* --branches: its conditional branches, the record's branch features after the others */
+	struct annotate_plan_branch *branches;
+	uint32_t n_branches;
+};
+
+/* A conditional branch of a function (runtime/branches.h), by offset from its entry. */
+struct annotate_plan_branch {
+	uint64_t offset;
+	uint8_t len, cond; /* as ann_branch_decode found them */
+	int64_t target;	   /* the taken target, from the entry */
 };
 
 /*
@@ -225,6 +236,12 @@ int annotate_plan_add(struct annotate_plan *plan, const char *spec, char *err, s
  */
 int annotate_plan_all_features(struct annotate_plan *plan, unsigned max_depth,
 			       unsigned max_features, FILE *notes);
+/*
+ * List the conditional branches of every function (--branches; plan_branches.c):
+ * its code disassembled from the file, start to end. A function whose code
+ * cannot all be decoded gets none, and notes says why. 0 or -ENOMEM.
+ */
+int annotate_plan_all_branches(struct annotate_plan *plan, FILE *notes);
 int annotate_plan_write(const struct annotate_plan *plan, const struct annotate_plan_settings *s,
 			const char *path, char *err, size_t err_size);
 void annotate_plan_free(struct annotate_plan *plan);
@@ -476,6 +493,9 @@ struct annotate_derivation {
 	char *log;	   /* what was tried, one line each */
 	size_t log_len, log_cap;
 	double seconds;
+	/* set by the caller (annotate_cross_validate) for the JSON; 0 folds: not computed */
+	size_t cv_folds;
+	double cv_r_squared;
 };
 
 int annotate_derive(const struct annotate_symbol *s, enum annotate_metric metric,

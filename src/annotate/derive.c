@@ -721,6 +721,15 @@ static bool split_is_better(const struct ctx *c, const size_t *rows, size_t n, u
 	double *ys = malloc(n * sizeof(double)), bic = 0;
 	bool better = false, all = true;
 
+	/*
+	 * A regression that already explains every call of the node to
+	 * rounding (an exact metric such as mem, R2 = 1) leaves a split nothing
+	 * to gain: a part whose calls are all equal would otherwise win by its
+	 * BIC of minus infinity alone (A.14's a = 0 calls, cost 0, split off by
+	 * the loop's entry branch), for the same predictions.
+	 */
+	if (whole->r_squared >= 1 - 1e-12)
+		goto out;
 	if (!part || !sub || !feats || !ys || first_applicable(c, rows, n, used, part, &k) < 0)
 		goto out;
 	for (size_t j = 0; j < k && all; j++) {
@@ -1618,6 +1627,10 @@ void annotate_derivation_json(FILE *f, const struct annotate_derivation *d)
 	report_json_kv_integer(&j, "regressors", (long long)d->n_regressors);
 	report_json_kv_integer(&j, "partition_candidates", (long long)d->n_partitions);
 	report_json_kv_number(&j, "seconds", d->seconds);
+	if (d->cv_folds) {
+		report_json_kv_integer(&j, "cv_folds", (long long)d->cv_folds);
+		report_json_kv_number(&j, "cv_r_squared", d->cv_r_squared);
+	}
 	report_json_kv_string(&j, "annotation", text ? text : "");
 	report_json_key(&j, "leaves");
 	report_json_array_begin(&j);

@@ -9,7 +9,9 @@
  *   over the selected symbols in order of first declaration
  *
  * with a missing value (a metric not recorded, a feature a symbol does not
- * have or that was missing at that call) empty in CSV and null in JSON.
+ * have or that was missing at that call) empty in CSV and null in JSON. A
+ * branch feature's cell is its outcome string as recorded (`TNN`; a string in
+ * JSON), empty or null when the branch did not run.
  * CSV follows RFC 4180 (fields with a comma, quote or line break are
  * quoted); JSON is an array of one object per row with the same keys, the
  * shape pandas.read_json and R's jsonlite::fromJSON turn into a data frame.
@@ -178,6 +180,30 @@ static double cell(const struct table *t, size_t s, size_t c, size_t i)
 	return fi < 0 ? NAN : sym->features[fi].values[i];
 }
 
+/*
+ * A branch feature's cell: its outcome string as recorded (`TNN`, `T...T+40`,
+ * `?`), NULL when the column is not a branch of s or the branch did not run.
+ */
+static const char *outcome_cell(const struct table *t, size_t s, size_t c, size_t i)
+{
+	const struct annotate_symbol *sym = t->symbols[s];
+	long fi;
+
+	if (t->cols[c].metric >= 0)
+		return NULL;
+	fi = t->feature_of[s * t->n_cols + c];
+	if (fi < 0 || sym->features[fi].kind != ANNOTATE_BRANCH || !sym->features[fi].outcomes)
+		return NULL;
+	return sym->features[fi].outcomes[i];
+}
+
+static bool is_branch_cell(const struct table *t, size_t s, size_t c)
+{
+	long fi = t->cols[c].metric >= 0 ? -1 : t->feature_of[s * t->n_cols + c];
+
+	return fi >= 0 && t->symbols[s]->features[fi].kind == ANNOTATE_BRANCH;
+}
+
 static void json_string(FILE *f, const char *s)
 {
 	fputc('"', f);
@@ -209,9 +235,12 @@ static void write_csv(FILE *f, const struct table *t)
 				t->symbols[s]->parent[i]);
 			for (size_t c = 0; c < t->n_cols; c++) {
 				double v = cell(t, s, c, i);
+				const char *o = outcome_cell(t, s, c, i);
 
 				fputc(',', f);
-				if (!isnan(v))
+				if (o)
+					report_csv_field(f, o);
+				else if (!isnan(v) && !is_branch_cell(t, s, c))
 					print_number(f, v);
 			}
 			fputc('\n', f);
@@ -232,11 +261,14 @@ static void write_json(FILE *f, const struct table *t)
 				t->symbols[s]->id[i], t->symbols[s]->parent[i]);
 			for (size_t c = 0; c < t->n_cols; c++) {
 				double v = cell(t, s, c, i);
+				const char *o = outcome_cell(t, s, c, i);
 
 				fputs(", ", f);
 				json_string(f, t->cols[c].name);
 				fputs(": ", f);
-				if (isnan(v))
+				if (o)
+					json_string(f, o);
+				else if (isnan(v) || is_branch_cell(t, s, c))
 					fputs("null", f);
 				else
 					print_number(f, v);

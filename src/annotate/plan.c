@@ -605,12 +605,16 @@ int annotate_plan_write(const struct annotate_plan *plan, const struct annotate_
 		fprintf(f, "function %zu %u %llx %llx %u %s\n", i, fn->module,
 			(unsigned long long)fn->addr, (unsigned long long)fn->size, fn->n_features,
 			fn->display);
-		if (!fn->n_ops)
-			continue;
-		fprintf(f, "ops %u ", fn->n_ops);
-		for (size_t k = 0; k < fn->n_ops * sizeof(struct ann_op); k++)
-			fprintf(f, "%02x", ops[k]);
-		fputc('\n', f);
+		if (fn->n_ops) {
+			fprintf(f, "ops %u ", fn->n_ops);
+			for (size_t k = 0; k < fn->n_ops * sizeof(struct ann_op); k++)
+				fprintf(f, "%02x", ops[k]);
+			fputc('\n', f);
+		}
+		for (uint32_t k = 0; k < fn->n_branches; k++)
+			fprintf(f, "branch %llx %u %u %lld\n",
+				(unsigned long long)fn->branches[k].offset, fn->branches[k].len,
+				fn->branches[k].cond, (long long)fn->branches[k].target);
 	}
 	if (fclose(f)) {
 		snprintf(err, err_size, "%s: write error", path);
@@ -633,6 +637,7 @@ void annotate_plan_free(struct annotate_plan *plan)
 			free(f->feature_expr[k]);
 		free(f->feature_expr);
 		free(f->feature_kind);
+		free(f->branches);
 	}
 	for (size_t i = 0; i < plan->n_shared; i++)
 		free(plan->shared[i].ops);

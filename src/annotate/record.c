@@ -155,6 +155,13 @@ static int grow_calls(struct annotate_symbol *s)
 		if (!col)
 			return -ENOMEM;
 		s->features[f].values = col;
+		if (s->features[f].kind == ANNOTATE_BRANCH) {
+			char **o = realloc(s->features[f].outcomes, cap * sizeof(char *));
+
+			if (!o)
+				return -ENOMEM;
+			s->features[f].outcomes = o;
+		}
 	}
 	s->capacity = cap;
 	return 0;
@@ -225,8 +232,11 @@ static int read_feature(struct reader *r, char *rest)
 	f->kind = (enum annotate_feature_kind)k;
 	f->name = strdup(rest);
 	f->values = malloc((s->capacity ? s->capacity : 1) * sizeof(double));
+	f->outcomes = NULL;
+	if (f->kind == ANNOTATE_BRANCH)
+		f->outcomes = calloc(s->capacity ? s->capacity : 1, sizeof(char *));
 	s->n_features++;
-	if (!f->name || !f->values)
+	if (!f->name || !f->values || (f->kind == ANNOTATE_BRANCH && !f->outcomes))
 		return -ENOMEM;
 	/* calls before the declaration did not have the feature */
 	for (size_t c = 0; c < s->n_calls; c++)
@@ -234,24 +244,30 @@ static int read_feature(struct reader *r, char *rest)
 	return 0;
 }
 
-static int read_branch(struct reader *r, struct annotate_feature *f, const char *v, double *out)
+/*
+ * A branch's outcomes: T and N in order, then `+N` when the runtime kept only
+ * the first ones (N more ran); `?` unknown, `-` did not run.
+ */
+static int read_branch(struct reader *r, struct annotate_feature *f, size_t call, const char *v)
 {
 	size_t n = 0;
 	double last = NAN;
+	const char *c;
+	uint64_t more = 0;
 
-	if (strcmp(v, "?") == 0 || strcmp(v, "-") == 0) {
-		*out = NAN;
+	f->values[call] = NAN;
+	if (strcmp(v, "?") == 0 || strcmp(v, "-") == 0)
 		return 0;
-	}
-	for (const char *c = v; *c; c++, n++) {
-		if (*c != 'T' && *c != 'N')
-			return fail(r, "branch outcomes must be T and N, not '%s'", v);
+	for (c = v; *c == 'T' || *c == 'N'; c++, n++)
 		last = *c == 'T' ? 1.0 : 0.0;
-	}
-	if (n > 1)
+	if ((*c && (*c != '+' || !parse_u64(c + 1, &more) || more == 0)) || n == 0)
+		return fail(r, "branch outcomes must be T and N (then +COUNT), not '%s'", v);
+	if (n + more > 1)
 		f->repeated++;
-	*out = n == 1 ? last : NAN;
-	return 0;
+	f->values[call] = n + more == 1 ? last : NAN;
+	free(f->outcomes[call]);
+	f->outcomes[call] = strdup(v);
+	return f->outcomes[call] ? 0 : -ENOMEM;
 }
 
 static int read_pair(struct reader *r, struct annotate_symbol *s, size_t c, char *tok)
@@ -271,7 +287,7 @@ static int read_pair(struct reader *r, struct annotate_symbol *s, size_t c, char
 			return fail(r, "feature %" PRIu64 " not declared", fi);
 		f = &s->features[fi];
 		if (f->kind == ANNOTATE_BRANCH)
-			return read_branch(r, f, eq + 1, &f->values[c]);
+			return read_branch(r, f, c, eq + 1);
 		if (!parse_value(eq + 1, &v))
 			return fail(r, "bad value '%s' for feature %" PRIu64, eq + 1, fi);
 		f->values[c] = v;
@@ -307,11 +323,20 @@ static int read_call(struct reader *r, char *rest)
 	s->parent[c] = parent;
 	for (int m = 0; m < ANNOTATE_N_METRICS; m++)
 		s->metrics[m][c] = NAN;
-	for (size_t f = 0; f < s->n_features; f++)
+	for (size_t f = 0; f < s->n_features; f++) {
 		s->features[f].values[c] = NAN;
+		if (s->features[f].outcomes)
+			s->features[f].outcomes[c] = NULL;
+	}
 	while ((tok = next_token(&rest)))
-		if ((err = read_pair(r, s, c, tok)))
+		if ((err = read_pair(r, s, c, tok))) {
+			for (size_t f = 0; f < s->n_features; f++)
+				if (s->features[f].outcomes) {
+					free(s->features[f].outcomes[c]);
+					s->features[f].outcomes[c] = NULL;
+				}
 			return err;
+		}
 	s->n_calls++;
 	return 0;
 }
@@ -444,6 +469,9 @@ void annotate_record_free(struct annotate_record *r)
 		for (size_t f = 0; f < s->n_features; f++) {
 			free(s->features[f].name);
 			free(s->features[f].values);
+			for (size_t c = 0; s->features[f].outcomes && c < s->n_calls; c++)
+				free(s->features[f].outcomes[c]);
+			free(s->features[f].outcomes);
 		}
 		free(s->features);
 		free(s->id);
@@ -626,9 +654,13 @@ static int lb_printf(struct linebuf *b, const char *fmt, ...)
 	return 0;
 }
 
+/* T and N, then optionally +COUNT (the outcomes past those kept) */
 static bool branch_outcomes_ok(const char *s)
 {
-	return strspn(s, "TN") == strlen(s);
+	size_t n = strspn(s, "TN");
+	uint64_t more;
+
+	return !s[n] || (n && s[n] == '+' && parse_u64(s + n + 1, &more) && more);
 }
 
 int annotate_writer_call(struct annotate_writer *w, uint32_t symbol, uint64_t id, uint64_t parent,

@@ -179,6 +179,10 @@ static int derive_one(const struct annotate_symbol *s, const struct derive_opts 
 		fprintf(stderr, "== %s.%s\n%s", s->name, annotate_metric_name(d.metric), d.log);
 	if (o->json) {
 		fputs(*first ? "" : ",\n", stdout);
+		if (o->cv) {
+			d.cv_folds = o->cv;
+			d.cv_r_squared = annotate_cross_validate(&d, o->cv);
+		}
 		annotate_derivation_json(stdout, &d);
 	} else if (annotate_derivation_annotation(&d, &a) == 0) {
 		double cv = o->cv ? annotate_cross_validate(&d, o->cv) : NAN;

@@ -25,7 +25,7 @@
 
 #define WHO "lever annotate record"
 #define RECORD_USAGE                                                                               \
-	"lever annotate record -f SYMBOL... [--metrics LIST] [--rate N/PERIOD]\n"                  \
+	"lever annotate record -f SYMBOL... [--metrics LIST] [--rate N/PERIOD] [--branches]\n"     \
 	"                             [--probe auto|sled|live|uprobe] [-o DIR] -- PROGRAM "        \
 	"[ARGS...]"
 
@@ -42,7 +42,7 @@ struct record_opts {
 	uint64_t period_ms;
 	int probe;
 	const char *dir;
-	bool verbose, no_features;
+	bool verbose, no_features, branches;
 };
 
 static int function_option(const struct cli_option *opt, const char *arg, void *ctx)
@@ -118,6 +118,10 @@ static int parse_record_options(struct record_opts *o, int argc, char **argv, in
 			 .what = "a list of time, cpu, mem, wait, hold, pfaults, Pfaults, cs"),
 	    CLI_FLAG(0, "no-features", &o->no_features,
 		     "metrics only: no feature is planned or read"),
+	    CLI_FLAG(0, "branches", &o->branches,
+		     "also record the outcome of every conditional\n"
+		     "branch of the functions, per call (a trap per\n"
+		     "branch executed: microseconds each; off by default)"),
 	    CLI_UINT(0, "max-depth", &o->max_depth, "N", 0, 16,
 		     "pointer dereferences followed for features\n(default 3)"),
 	    CLI_UINT(0, "max-features", &o->max_features, "N", 1, 4096,
@@ -178,6 +182,10 @@ static int make_plan(struct annotate_plan *plan, const struct record_opts *o, co
 		fprintf(stderr, WHO ": out of memory\n");
 		return 2;
 	}
+	if (o->branches && annotate_plan_all_branches(plan, stderr)) {
+		fprintf(stderr, WHO ": out of memory\n");
+		return 2;
+	}
 	return 0;
 }
 
@@ -203,6 +211,16 @@ static int write_header(const struct annotate_plan *plan, const char *path, int 
 						     f->feature_expr[k]) < 0
 				 ? -EIO
 				 : 0;
+		/* the branch features follow the others: index n_features + k */
+		for (uint32_t k = 0; !rc && k < f->n_branches; k++) {
+			char name[1024];
+
+			snprintf(name, sizeof(name), "%s+0x%llx", f->name,
+				 (unsigned long long)f->branches[k].offset);
+			rc = annotate_writer_feature(&w, (uint32_t)i, ANNOTATE_BRANCH, name) < 0
+				 ? -EIO
+				 : 0;
+		}
 	}
 	if (annotate_writer_close(&w) && !rc)
 		rc = -EIO;

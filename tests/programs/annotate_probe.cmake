@@ -37,3 +37,5 @@ set_target_properties(annotate_probe_dl PROPERTIES OUTPUT_NAME probe_dl
 annotate_probe_program(probe_nested probe_nested.c)
 annotate_probe_program(probe_altstack probe_altstack.c)
 annotate_probe_program(probe_sigsegv probe_sigsegv.c)
+annotate_probe_program(probe_branches probe_branches.c)
+annotate_probe_program(probe_branch_loop probe_branch_loop.c)

@@ -304,6 +304,34 @@ static char *write_record(size_t *len, bool cut)
 	return buf;
 }
 
+/*
+ * Branch outcomes as the runtime writes them (--branches): a `+COUNT` past
+ * the kept ones makes a repeated branch; the strings are kept as written.
+ */
+static void test_record_branch_strings(void **state)
+{
+	static const char text[] = "lever-annotate-record 1\nS 0 f\nF 0 0 branch f+0x6\n"
+				   "C 0 1 0 0=N\nC 0 2 0 0=T+3\nC 0 3 0\nC 0 4 0 0=?\n";
+	struct annotate_record rec;
+	const struct annotate_feature *b;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(
+	    annotate_record_read_buffer("b.rec", text, sizeof(text) - 1, &rec, err, sizeof(err)),
+	    0);
+	b = &rec.symbols[0].features[0];
+	assert_near(b->values[0], 0, 0);
+	assert_true(isnan(b->values[1])); /* ran four times */
+	assert_true(isnan(b->values[2]) && isnan(b->values[3]));
+	assert_int_equal(b->repeated, 1);
+	assert_string_equal(b->outcomes[0], "N");
+	assert_string_equal(b->outcomes[1], "T+3");
+	assert_null(b->outcomes[2]);
+	assert_null(b->outcomes[3]); /* unknown */
+	annotate_record_free(&rec);
+}
+
 static void test_record_round_trip(void **state)
 {
 	struct annotate_record rec;
@@ -369,6 +397,12 @@ static void test_record_errors(void **state)
 	expect_record_error("lever-annotate-record 1\nS 0 f\nC 0 1 0 0=1\n",
 			    "e.rec:3: feature 0 not declared");
 	expect_record_error("lever-annotate-record 1\nS 0 f\nF 0 0 branch b\nC 0 1 0 0=TX\n",
+			    "e.rec:4: branch outcomes");
+	expect_record_error("lever-annotate-record 1\nS 0 f\nF 0 0 branch b\nC 0 1 0 0=T+\n",
+			    "e.rec:4: branch outcomes");
+	expect_record_error("lever-annotate-record 1\nS 0 f\nF 0 0 branch b\nC 0 1 0 0=+3\n",
+			    "e.rec:4: branch outcomes");
+	expect_record_error("lever-annotate-record 1\nS 0 f\nF 0 0 branch b\nC 0 1 0 0=T+0\n",
 			    "e.rec:4: branch outcomes");
 	expect_record_error("lever-annotate-record 1\nC 0 1 0\n", "e.rec:2: unknown symbol");
 	expect_record_error("lever-annotate-record 1\nS 0 f\nC 0 0 0\n", "e.rec:3: bad call id");
@@ -662,6 +696,7 @@ int main(void)
 	    cmocka_unit_test(test_parse_errors),
 	    cmocka_unit_test(test_parse_fuzz),
 	    cmocka_unit_test(test_record_round_trip),
+	    cmocka_unit_test(test_record_branch_strings),
 	    cmocka_unit_test(test_record_errors),
 	    cmocka_unit_test(test_record_subnormal_feature),
 	    cmocka_unit_test(test_record_fuzz),

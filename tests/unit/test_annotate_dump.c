@@ -96,6 +96,37 @@ static void test_json_selected(void **state)
 	free(out);
 }
 
+/* A branch feature's cells are its outcome strings as recorded. */
+static void test_branch_strings(void **state)
+{
+	static const char text[] = "lever-annotate-record 1\nS 0 f\nF 0 0 integer a\n"
+				   "F 0 1 branch f+0x6\nC 0 1 0 0=3 1=TNT\nC 0 2 0 0=4\n"
+				   "C 0 3 0 0=5 1=N+2\n";
+	struct annotate_record r;
+	char err[256], *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(
+	    annotate_record_read_buffer("b.rec", text, sizeof(text) - 1, &r, err, sizeof(err)), 0);
+	f = open_memstream(&buf, &len);
+	assert_int_equal(annotate_dump(f, &r, NULL, 0, ANNOTATE_DUMP_CSV, NULL), 0);
+	fclose(f);
+	assert_string_equal(buf, "symbol,id,parent,a,f+0x6\nf,1,0,3,TNT\nf,2,0,4,\nf,3,0,5,N+2\n");
+	free(buf);
+	f = open_memstream(&buf, &len);
+	assert_int_equal(annotate_dump(f, &r, NULL, 0, ANNOTATE_DUMP_JSON, NULL), 0);
+	fclose(f);
+	assert_string_equal(buf,
+			    "[\n{\"symbol\": \"f\", \"id\": 1, \"parent\": 0, \"a\": 3, "
+			    "\"f+0x6\": \"TNT\"},\n{\"symbol\": \"f\", \"id\": 2, \"parent\": 0, "
+			    "\"a\": 4, \"f+0x6\": null},\n{\"symbol\": \"f\", \"id\": 3, "
+			    "\"parent\": 0, \"a\": 5, \"f+0x6\": \"N+2\"}\n]\n");
+	free(buf);
+	annotate_record_free(&r);
+}
+
 /* By the name before '(' too, each symbol once however often it is named. */
 static void test_selection_by_short_name(void **state)
 {
@@ -165,11 +196,9 @@ static void test_empty_record(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_csv_all),
-	    cmocka_unit_test(test_json_selected),
-	    cmocka_unit_test(test_selection_by_short_name),
-	    cmocka_unit_test(test_unknown_symbol),
-	    cmocka_unit_test(test_write_error),
+	    cmocka_unit_test(test_csv_all),	   cmocka_unit_test(test_json_selected),
+	    cmocka_unit_test(test_branch_strings), cmocka_unit_test(test_selection_by_short_name),
+	    cmocka_unit_test(test_unknown_symbol), cmocka_unit_test(test_write_error),
 	    cmocka_unit_test(test_empty_record),
 	};
 

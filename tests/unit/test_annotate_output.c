@@ -102,18 +102,52 @@ static void format_units_and_missing(void **state)
 	d.v[ANN_WAIT] = 5; /* 0.005 µs */
 	d.v[ANN_CS] = 2;
 	d.v[ANN_CPU] = 99; /* not asked for: absent */
-	n = ann_format_call(line, sizeof(line), &p, 18446744073709551615ull, 17, &d, values);
+	n = ann_format_call(line, sizeof(line), &p, 18446744073709551615ull, 17, &d, values, NULL);
 	line[n] = 0;
 	assert_string_equal(line, "C 3 18446744073709551615 17 time=1234.567 mem=4096 wait=0.005 "
 				  "cs=2 0=42 1=-7 2=0.25 3=?\n");
 	/* no values (a uprobe): the features are absent, hence missing */
-	n = ann_format_call(line, sizeof(line), &p, 1, 0, &d, NULL);
+	n = ann_format_call(line, sizeof(line), &p, 1, 0, &d, NULL, NULL);
 	line[n] = 0;
 	assert_string_equal(line, "C 3 1 0 time=1234.567 mem=4096 wait=0.005 cs=2\n");
 	/* too small a buffer: cut, but still one line */
-	n = ann_format_call(line, 16, &p, 1, 0, &d, values);
+	n = ann_format_call(line, 16, &p, 1, 0, &d, values, NULL);
 	assert_int_equal(n, 16);
 	assert_int_equal(line[15], '\n');
+}
+
+/*
+ * Branch outcomes (--branches): T/N in order from the bits, `+N` past the
+ * first ANN_BR_KEPT, absent when the branch did not run or is not armed, `?`
+ * for every armed branch when the call's outcomes are unknown.
+ */
+static void format_branch_outcomes(void **state)
+{
+	struct ann_branch br[4] = {
+	    {.armed = true}, {.armed = true}, {.armed = false}, {.armed = true}};
+	struct ann_probe p = {
+	    .symbol = 1, .n_features = 2, .branches = br, .n_branches = 4, .n_armed = 3};
+	struct ann_metrics_snapshot d = {{0}};
+	double values[2] = {5, 6};
+	/* count, bits per branch: TNT; 70 outcomes all taken; unarmed; did not run */
+	uint64_t outcomes[8] = {3, 0x5, 70, ~0ull, 1, 1, 0, 0};
+	char line[512], want[512];
+	size_t n;
+
+	(void)state;
+	ann_plan.metrics = 0;
+	n = ann_format_call(line, sizeof(line), &p, 9, 0, &d, values, outcomes);
+	line[n] = 0;
+	snprintf(want, sizeof(want), "C 1 9 0 0=5 1=6 2=TNT 3=%.64s+6\n",
+		 "TTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTTT");
+	assert_string_equal(line, want);
+	n = ann_format_call(line, sizeof(line), &p, 9, 0, &d, values, NULL);
+	line[n] = 0;
+	assert_string_equal(line, "C 1 9 0 0=5 1=6 2=? 3=? 5=?\n");
+	p.n_armed = 0; /* --branches off: nothing */
+	n = ann_format_call(line, sizeof(line), &p, 9, 0, &d, values, outcomes);
+	line[n] = 0;
+	assert_string_equal(line, "C 1 9 0 0=5 1=6\n");
 }
 
 static void ids_are_unique_and_positive(void **state)
@@ -229,6 +263,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(format_units_and_missing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(format_branch_outcomes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(ids_are_unique_and_positive, setup, teardown),
 	    cmocka_unit_test_setup_teardown(whole_lines_through_the_buffer, setup, teardown),
 	    cmocka_unit_test_setup_teardown(reservoir_per_period, setup, teardown),

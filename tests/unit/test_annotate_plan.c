@@ -205,29 +205,40 @@ static int load_text(const char *text)
 static void malformed_plans(void **state)
 {
 	(void)state;
-	assert_int_equal(load_text("lever-annotate-plan 2\nrecord /r\nprobe auto\n"), 0);
+	assert_int_equal(load_text("lever-annotate-plan 3\nrecord /r\nprobe auto\n"), 0);
 	assert_int_equal(load_text("lever-annotate-plan 1\nrecord /r\n"), -1);
-	assert_non_null(strstr(last_msg, "not a version 2 annotate plan"));
-	assert_int_equal(load_text("lever-annotate-plan 2\nprobe auto\n"), -1);
+	assert_non_null(strstr(last_msg, "not a version 3 annotate plan"));
+	assert_int_equal(load_text("lever-annotate-plan 3\nprobe auto\n"), -1);
 	assert_non_null(strstr(last_msg, "names no record"));
-	assert_int_equal(load_text("lever-annotate-plan 2\nrecord /r\nprobe fast\n"), -1);
+	assert_int_equal(load_text("lever-annotate-plan 3\nrecord /r\nprobe fast\n"), -1);
 	assert_non_null(strstr(last_msg, ":3: malformed"));
 	/* a function of a module not declared */
-	assert_int_equal(load_text("lever-annotate-plan 2\nrecord /r\nfunction 0 0 10 5 0 f\n"),
+	assert_int_equal(load_text("lever-annotate-plan 3\nrecord /r\nfunction 0 0 10 5 0 f\n"),
 			 -1);
 	/* ops of the wrong length, and ops before any function */
-	assert_int_equal(load_text("lever-annotate-plan 2\nrecord /r\nmodule 0 - /bin/true\n"
+	assert_int_equal(load_text("lever-annotate-plan 3\nrecord /r\nmodule 0 - /bin/true\n"
 				   "function 0 0 10 5 1 f\nops 1 00ff\n"),
 			 -1);
-	assert_int_equal(load_text("lever-annotate-plan 2\nrecord /r\nops 0 \n"), -1);
+	assert_int_equal(load_text("lever-annotate-plan 3\nrecord /r\nops 0 \n"), -1);
 	/* shared programs: numbered from 0, in order, before the functions */
 	assert_int_equal(
-	    load_text("lever-annotate-plan 2\nrecord /r\nglobals 0 0 \nglobals 1 0 \n"), 0);
-	assert_int_equal(load_text("lever-annotate-plan 2\nrecord /r\nglobals 1 0 \n"), -1);
-	assert_int_equal(load_text("lever-annotate-plan 2\nrecord /r\nglobals 0 1 00\n"), -1);
-	assert_int_equal(load_text("lever-annotate-plan 2\nrecord /r\nmodule 0 - /bin/true\n"
+	    load_text("lever-annotate-plan 3\nrecord /r\nglobals 0 0 \nglobals 1 0 \n"), 0);
+	assert_int_equal(load_text("lever-annotate-plan 3\nrecord /r\nglobals 1 0 \n"), -1);
+	assert_int_equal(load_text("lever-annotate-plan 3\nrecord /r\nglobals 0 1 00\n"), -1);
+	assert_int_equal(load_text("lever-annotate-plan 3\nrecord /r\nmodule 0 - /bin/true\n"
 				   "function 0 0 10 5 0 f\nglobals 0 0 \n"),
 			 -1);
+	/* branches: after a function, inside it, a known condition */
+	assert_int_equal(load_text("lever-annotate-plan 3\nrecord /r\nmodule 0 - /bin/true\n"
+				   "function 0 0 10 20 0 f\nbranch 6 2 14 12\nbranch 1a 6 4 -26\n"),
+			 0);
+	assert_int_equal(load_text("lever-annotate-plan 3\nrecord /r\nbranch 6 2 14 12\n"), -1);
+	assert_int_equal(load_text("lever-annotate-plan 3\nrecord /r\nmodule 0 - /bin/true\n"
+				   "function 0 0 10 20 0 f\nbranch 1f 2 14 12\n"),
+			 -1); /* runs past the function's end */
+	assert_int_equal(load_text("lever-annotate-plan 3\nrecord /r\nmodule 0 - /bin/true\n"
+				   "function 0 0 10 20 0 f\nbranch 6 2 21 12\n"),
+			 -1); /* no such condition */
 }
 
 int main(void)

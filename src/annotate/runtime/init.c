@@ -117,6 +117,7 @@ __attribute__((constructor)) static void ann_init(void)
 	}
 	ann_calibrate();
 	active = true;
+	ann_branches_init();
 	ann_install_probes();
 	pthread_atfork(before_fork, NULL, after_fork_child);
 	install_signal_flush();

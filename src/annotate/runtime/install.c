@@ -93,8 +93,10 @@ static void install_one(struct ann_probe *p)
 	enum ann_probe_kind want = ann_plan.probe;
 
 	if (want == ANN_PROBE_UPROBE) {
-		if (ann_probe_uprobe(p, m, why_live, sizeof(why_live)) == 0)
+		if (ann_probe_uprobe(p, m, why_live, sizeof(why_live)) == 0) {
+			ann_branches_arm(p); /* says why there are none */
 			return;
+		}
 		ann_msg("%s: no uprobe: %s; not probed", p->name, why_live);
 		return;
 	}
@@ -111,6 +113,7 @@ static void install_one(struct ann_probe *p)
 	if (want == ANN_PROBE_AUTO && ann_probe_uprobe(p, m, why_sled, sizeof(why_sled)) == 0) {
 		ann_msg("%s: cannot be patched live (%s); using a uprobe (time only)", p->name,
 			why_live);
+		ann_branches_arm(p);
 		return;
 	}
 	ann_msg("%s: cannot be patched live: %s; not probed", p->name, why_live);
@@ -120,6 +123,7 @@ done:
 		ann_msg("%s: %s probe at %#lx (%s)", p->name,
 			p->installed == ANN_PROBE_SLED ? "sled" : "live", (unsigned long)entry,
 			m->path);
+	ann_branches_arm(p);
 }
 
 void ann_install_probes(void)

@@ -267,6 +267,16 @@ int ann_signals_take(int sig, void (*handler)(int, siginfo_t *, void *), int fla
 	return r;
 }
 
+void ann_signals_unblock(int sig)
+{
+	sigset_t set, old;
+
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	if (raw_sigprocmask(SIG_UNBLOCK, &set, &old) == 0 && sigismember(&old, sig))
+		view_blocked |= bit(sig); /* the program still sees the mask it inherited */
+}
+
 void ann_signals_die(int sig)
 {
 	struct sigaction dfl;

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "annotate/runtime/branches.h"
 #include "annotate/runtime/runtime.h"
 #include "annotate/runtime/shadow.h"
 
@@ -198,7 +199,7 @@ static const struct {
 
 size_t ann_format_call(char *buf, size_t size, const struct ann_probe *p, uint64_t id,
 		       uint64_t parent, const struct ann_metrics_snapshot *delta,
-		       const double *values)
+		       const double *values, const uint64_t *outcomes)
 {
 	struct out o = {buf, buf + size - 1};
 
@@ -222,6 +223,33 @@ size_t ann_format_call(char *buf, size_t size, const struct ann_probe *p, uint64
 		put_u64(&o, i);
 		put(&o, "=", 1);
 		put_value(&o, values[i]);
+	}
+	/*
+	 * Branch outcomes (doc/formats/annotate-record.md): T and N in order,
+	 * the first ANN_BR_KEPT of them, then `+N` for the N more that ran; a
+	 * branch that did not run is absent; `?` when they are unknown.
+	 */
+	for (uint32_t i = 0; p->n_armed && i < p->n_branches; i++) {
+		char tn[ANN_BR_KEPT];
+		uint64_t n = outcomes ? outcomes[2 * i] : 1,
+			 kept = n < ANN_BR_KEPT ? n : ANN_BR_KEPT;
+
+		if (!p->branches[i].armed || n == 0)
+			continue;
+		put(&o, " ", 1);
+		put_u64(&o, p->n_features + i);
+		put(&o, "=", 1);
+		if (!outcomes) {
+			put(&o, "?", 1);
+			continue;
+		}
+		for (uint64_t k = 0; k < kept; k++)
+			tn[k] = (outcomes[2 * i + 1] >> k & 1) ? 'T' : 'N';
+		put(&o, tn, kept);
+		if (n > kept) {
+			put(&o, "+", 1);
+			put_u64(&o, n - kept);
+		}
 	}
 	*o.p++ = '\n';
 	return (size_t)(o.p - buf);
@@ -356,7 +384,8 @@ int ann_reservoirs_init(void)
 		size_t n = ann_plan.rate_n, bytes;
 		char *m;
 
-		p->line_max = 128 + ANN_N_METRICS * 32 + p->n_features * 32;
+		p->line_max = 128 + ANN_N_METRICS * 32 + p->n_features * 32 +
+			      p->n_branches * (ANN_BR_KEPT + 32);
 		if (!n)
 			continue;
 		bytes = n * (p->line_max + sizeof(uint32_t) + sizeof(uint64_t));

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "annotate/runtime/branches.h"
 #include "annotate/runtime/runtime.h"
 
 static int hex_nibble(char c)
@@ -126,6 +127,27 @@ static int parse_line(struct ann_plan *plan, char *line)
 		p->n_ops = d;
 		return parse_ops(&p->ops, p->n_ops, line + n);
 	}
+	if (strcmp(word, "branch") == 0) {
+		struct ann_probe *p = plan->n_probes ? &plan->probes[plan->n_probes - 1] : NULL;
+		struct ann_branch *br;
+		long long target;
+
+		if (!p || sscanf(line, "%llx %u %u %lld", &x, &a, &b, &target) != 4 || a == 0 ||
+		    a > 15 || b >= ANN_BR_N_CONDS || x >= p->size || a > p->size - x ||
+		    p->n_branches >= ANN_MAX_BRANCHES)
+			return -1;
+		br = realloc(p->branches, (p->n_branches + 1) * sizeof(*br));
+		if (!br)
+			return -1;
+		p->branches = br;
+		br[p->n_branches] = (struct ann_branch){.offset = x,
+							.target = target,
+							.len = (uint8_t)a,
+							.cond = (uint8_t)b,
+							.index = p->n_branches};
+		p->n_branches++;
+		return 0;
+	}
 	if (strcmp(word, "globals") == 0) {
 		struct ann_program *g;
 		struct ann_op *ops = NULL;
@@ -156,6 +178,7 @@ void ann_plan_free(struct ann_plan *plan)
 	for (uint32_t i = 0; i < plan->n_probes; i++) {
 		free(plan->probes[i].name);
 		free(plan->probes[i].ops);
+		free(plan->probes[i].branches);
 	}
 	for (uint32_t i = 0; i < plan->n_shared; i++)
 		free((void *)plan->shared[i].ops);

@@ -201,6 +201,19 @@ static int relocate(csh cs, const cs_insn *i, uint8_t *at, size_t *out_len, char
 	return 0;
 }
 
+/*
+ * A planned branch (--branches) among the displaced instructions: where its
+ * relocated copy is, so that branches.c arms the copy that runs.
+ */
+static void note_moved_branch(struct ann_probe *p, uint64_t offset, uintptr_t copy, size_t len)
+{
+	for (uint32_t i = 0; i < p->n_branches; i++)
+		if (p->branches[i].offset == offset) {
+			p->branches[i].moved_to = copy;
+			p->branches[i].moved_len = (uint8_t)len;
+		}
+}
+
 static int check_and_build(struct ann_probe *p, const struct decoded *d, uintptr_t entry, char *why,
 			   size_t why_size)
 {
@@ -239,6 +252,7 @@ static int check_and_build(struct ann_probe *p, const struct decoded *d, uintptr
 		}
 		if (relocate(d->cs, &d->insn[k], at + used, &len, why, why_size))
 			return -1;
+		note_moved_branch(p, d->insn[k].address - entry, (uintptr_t)(at + used), len);
 		used += len;
 	}
 	ann_entry_trampoline_end(at + used, entry + covered);
@@ -248,6 +262,7 @@ static int check_and_build(struct ann_probe *p, const struct decoded *d, uintptr
 		return -1;
 	}
 	p->installed = ANN_PROBE_LIVE;
+	p->displaced = (uint32_t)covered; /* no branch there can be armed (branches.c) */
 	return 0;
 }
 

@@ -310,7 +310,7 @@ static void call_returned(struct tid_stack *st, uint64_t t1)
 		return; /* not sampled */
 	d.v[ANN_TIME] = span > own ? span - own : 0;
 	len = ann_format_call(line, sizeof(line), c->probe, c->id,
-			      st->depth ? st->calls[st->depth - 1].id : 0, &d, NULL);
+			      st->depth ? st->calls[st->depth - 1].id : 0, &d, NULL, NULL);
 	ann_output_call(c->probe, c->id, c->slot, line, len); /* counts it */
 }
 

@@ -39,6 +39,20 @@ struct ann_reservoir {
 	uint64_t *owner;       /* per slot, the call id that may write it */
 };
 
+/* A conditional branch of a probed function (the plan's `branch` lines, branches.h). */
+struct ann_branch {
+	uint64_t offset;    /* from the entry */
+	int64_t target;	    /* the taken target, from the entry */
+	uint8_t len, cond;  /* as ann_branch_decode finds them */
+	bool armed;	    /* its int3 is written */
+	uint32_t index;	    /* among its probe's branches */
+	uintptr_t addr, to; /* run-time addresses: the branch, its target */
+	struct ann_probe *probe;
+	/* displaced by a live patch: its relocated copy in the trampoline (probe_live.c) */
+	uintptr_t moved_to;
+	uint8_t moved_len;
+};
+
 struct ann_probe {
 	uint32_t symbol; /* index in the record's S lines */
 	uint32_t module;
@@ -48,7 +62,11 @@ struct ann_probe {
 	struct ann_op *ops;
 	uint32_t n_ops;
 	uint32_t n_features;
-	uintptr_t entry;	       /* run-time address, once installed */
+	struct ann_branch *branches; /* --branches: the record's features n_features + i */
+	uint32_t n_branches;
+	uint32_t n_armed;   /* branches whose int3 is written */
+	uint32_t displaced; /* bytes at the entry a live patch moved into the trampoline */
+	uintptr_t entry;    /* run-time address, once installed */
 	enum ann_probe_kind installed; /* ANN_PROBE_AUTO while not installed */
 	void *trampoline;
 	bool tried; /* installation attempted */
@@ -119,6 +137,20 @@ void ann_uprobe_finish(void);
 /* Whether the function at entry starts with the sled lever cc --annotate adds. */
 bool ann_has_sled(uintptr_t entry, uintptr_t *sled);
 
+/*
+ * branches.c: arm the planned branches of an installed probe (int3 over each,
+ * after checking its bytes), with the SIGTRAP handler that emulates them.
+ */
+void ann_branches_arm(struct ann_probe *p);
+/* Before the first probe is installed, when the plan has branches: SIGTRAP, the calibration. */
+void ann_branches_init(void);
+/*
+ * shadow.c: one outcome of branch `index` of p, executed with stack pointer
+ * sp; its trap cost cost_ns is probe time for the calls in progress.
+ */
+void ann_shadow_branch(struct ann_probe *p, uint32_t index, bool taken, uintptr_t sp,
+		       uint64_t cost_ns);
+
 /* install.c: install the probes of every loaded module not yet done. */
 void ann_install_probes(void);
 
@@ -151,7 +183,7 @@ int ann_output_open(const char *record);
 /* One call's C line, formatted into buf; its length. */
 size_t ann_format_call(char *buf, size_t size, const struct ann_probe *p, uint64_t id,
 		       uint64_t parent, const struct ann_metrics_snapshot *delta,
-		       const double *values);
+		       const double *values, const uint64_t *outcomes);
 /*
  * A finished sampled call: into the thread's buffer (every call) or the
  * reservoir; counted as sampled, and as recorded once its line is sure to

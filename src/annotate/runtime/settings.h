@@ -14,7 +14,7 @@
 
 /* The plan file's first line (magic and version). */
 #define ANN_PLAN_MAGIC	 "lever-annotate-plan"
-#define ANN_PLAN_VERSION 2
+#define ANN_PLAN_VERSION 3
 
 /* Probe mechanisms (the plan's `probe` line and --probe). */
 enum ann_probe_kind { ANN_PROBE_AUTO, ANN_PROBE_SLED, ANN_PROBE_LIVE, ANN_PROBE_UPROBE };

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "annotate/runtime/branches.h"
 #include "annotate/runtime/runtime.h"
 #include "annotate/runtime/shadow.h"
 
@@ -149,6 +150,7 @@ static void drop_top(struct ann_thread *t)
 
 	atomic_fetch_add(&f->probe->dropped_unwound, 1);
 	t->values_top = f->values_at;
+	t->outcomes_top = f->outcomes_at;
 	t->depth--;
 }
 
@@ -165,6 +167,17 @@ static void drop_dead(struct ann_thread *t, uintptr_t sp)
 	while (t->depth && t->frames[t->depth - 1].sp < sp &&
 	       on_thread_stack(t, t->frames[t->depth - 1].sp))
 		drop_top(t);
+}
+
+/*
+ * A call of p that gets no frame, inside a recorded call of p (recursion):
+ * its branches would count as the recorded call's, which therefore gets
+ * none (written as unknown).
+ */
+static void branches_unknown(struct ann_thread *t, const struct ann_probe *p)
+{
+	if (p->n_armed && t->depth && t->frames[t->depth - 1].probe == p)
+		t->frames[t->depth - 1].has_outcomes = false;
 }
 
 void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs, uint64_t tsc_in)
@@ -203,6 +216,7 @@ void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs, uint64_t tsc
 			t->overhead_ns += cost_skip_ns;
 			if (ann_output_epoch() != epoch)
 				t->overhead_ns += window_ns(tsc_in);
+			branches_unknown(t, p);
 			t->busy = 0;
 			return;
 		}
@@ -214,6 +228,7 @@ void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs, uint64_t tsc
 	if (t->depth == ANN_SHADOW_DEPTH || t->values_top + p->n_features > ANN_THREAD_VALUES) {
 		atomic_fetch_add(&p->dropped_depth, 1);
 		t->overhead_ns += window_ns(tsc_in) + cost_skip_ns;
+		branches_unknown(t, p);
 		t->busy = 0;
 		return;
 	}
@@ -238,6 +253,13 @@ void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs, uint64_t tsc
 				v[i] = __builtin_nan("");
 	}
 	t->values_top += p->n_features;
+	f->outcomes_at = t->outcomes_top;
+	f->has_outcomes = false;
+	if (p->n_armed && t->outcomes_top + 2 * p->n_branches <= ANN_THREAD_OUTCOMES) {
+		memset(&t->outcomes[t->outcomes_top], 0, 2 * p->n_branches * sizeof(uint64_t));
+		t->outcomes_top += 2 * p->n_branches;
+		f->has_outcomes = true;
+	}
 	*(uintptr_t *)sp = ann_exit_trampoline;
 	t->depth++;
 	t->busy = 0;
@@ -272,6 +294,7 @@ static void record_call(struct ann_thread *t, struct ann_frame *f,
 	struct ann_probe *p = f->probe;
 	struct ann_metrics_snapshot d;
 	uint64_t own = t->overhead_ns - f->overhead0 + cost_inside_ns;
+	const uint64_t *outcomes = f->has_outcomes ? &t->outcomes[f->outcomes_at] : NULL;
 	char line[ANN_LINE_STACK];
 	char *buf;
 	size_t len, cap = sizeof(line);
@@ -296,7 +319,7 @@ static void record_call(struct ann_thread *t, struct ann_frame *f,
 	/* a line for the thread's buffer is formatted in place: no copy */
 	if (slot < 0 && !t->calibrating && (buf = ann_output_reserve(t, p->line_max))) {
 		len = ann_format_call(buf, p->line_max, p, f->id, f->parent, &d,
-				      &t->values[f->values_at]);
+				      &t->values[f->values_at], outcomes);
 		ann_output_commit(t, len);
 		atomic_fetch_add_explicit(&p->sampled, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&p->recorded, 1, memory_order_relaxed);
@@ -307,7 +330,8 @@ static void record_call(struct ann_thread *t, struct ann_frame *f,
 		buf = ann_thread_scratch(t, p->line_max);
 		cap = p->line_max;
 	}
-	len = ann_format_call(buf, cap, p, f->id, f->parent, &d, &t->values[f->values_at]);
+	len =
+	    ann_format_call(buf, cap, p, f->id, f->parent, &d, &t->values[f->values_at], outcomes);
 	if (t->calibrating)
 		return;
 	ann_output_call(p, f->id, slot, buf, len); /* counts it */
@@ -338,10 +362,40 @@ uintptr_t ann_on_exit(uintptr_t sp_after_ret, uint64_t tsc_in)
 	if (!t->disabled)
 		record_call(t, f, &end);
 	t->values_top = f->values_at;
+	t->outcomes_top = f->outcomes_at;
 	t->depth--;
 	t->overhead_ns += window_ns(tsc_in) + cost_unmeasured_ns;
 	t->busy = busy;
 	return ret;
+}
+
+/*
+ * From the SIGTRAP handler (branches.c): the outcome goes to the innermost
+ * call in progress if it is a recorded call of p and the branch ran in its
+ * body, at or below its return address (a frame below sp is one a longjmp
+ * left, not yet dropped). Otherwise the call of p that ran it is not
+ * recorded.
+ */
+void ann_shadow_branch(struct ann_probe *p, uint32_t index, bool taken, uintptr_t sp,
+		       uint64_t cost_ns)
+{
+	struct ann_thread *t = self;
+	struct ann_frame *f;
+	uint64_t *o;
+
+	if (!t || t->disabled)
+		return;
+	/* the trap happened inside every call in progress: not their own time */
+	t->overhead_ns += cost_ns;
+	if (t->busy || !t->depth || index >= p->n_branches)
+		return;
+	f = &t->frames[t->depth - 1];
+	if (f->probe != p || !f->has_outcomes || (on_thread_stack(t, sp) && sp > f->sp))
+		return;
+	o = &t->outcomes[f->outcomes_at + 2 * index];
+	if (o[0] < ANN_BR_KEPT && taken)
+		o[1] |= 1ull << o[0];
+	o[0]++;
 }
 
 void ann_shadow_restore_all(void)

@@ -12,9 +12,12 @@
 
 #define ANN_SHADOW_DEPTH  1024 /* calls in progress per thread; deeper ones are not recorded */
 #define ANN_THREAD_VALUES (64 << 10) /* feature values of the calls in progress */
-#define ANN_OUT_BUFFER	  (64 << 10) /* bytes of whole lines buffered per thread */
-#define ANN_LINE_STACK	  1024	     /* a C line this long is formatted on the stack */
-#define ANN_MAX_THREADS	  4096	     /* threads whose buffers a fatal signal can still write */
+#define ANN_THREAD_OUTCOMES                                                                        \
+	(32 << 10)		   /* branch outcomes of the calls in progress, 2 per branch       \
+				    */
+#define ANN_OUT_BUFFER	(64 << 10) /* bytes of whole lines buffered per thread */
+#define ANN_LINE_STACK	1024	   /* a C line this long is formatted on the stack */
+#define ANN_MAX_THREADS 4096	   /* threads whose buffers a fatal signal can still write */
 
 struct ann_frame {
 	uintptr_t sp;  /* stack pointer at entry: where the return address is */
@@ -26,6 +29,14 @@ struct ann_frame {
 	int slot;	    /* reservoir slot, -1 when every call is kept */
 	bool armed;	    /* the return address is replaced */
 	uint32_t values_at; /* its feature values: values[values_at...] */
+	/*
+	 * Its branch outcomes (--branches): per branch of the probe, the count
+	 * and the first ANN_BR_KEPT outcomes as bits (1 taken), at
+	 * outcomes[outcomes_at...]; unknown (no room, or a call of the same
+	 * function inside it that was not sampled) when !has_outcomes.
+	 */
+	uint32_t outcomes_at;
+	bool has_outcomes;
 	struct ann_metrics_snapshot start;
 };
 
@@ -43,12 +54,14 @@ struct ann_thread {
 	uintptr_t stack_lo, stack_hi; /* the thread's own stack */
 	uint32_t depth;
 	uint32_t values_top;
+	uint32_t outcomes_top;
 	_Atomic uint32_t out_len;    /* bytes of whole lines in out */
 	_Atomic uint32_t flush_lock; /* held while out is being written */
 	char *scratch;		     /* for lines longer than ANN_LINE_STACK */
 	size_t scratch_size;
 	struct ann_frame frames[ANN_SHADOW_DEPTH];
 	double values[ANN_THREAD_VALUES];
+	uint64_t outcomes[ANN_THREAD_OUTCOMES];
 	char out[ANN_OUT_BUFFER];
 };
 

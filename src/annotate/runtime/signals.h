@@ -42,6 +42,12 @@ int ann_signals_take(int sig, void (*handler)(int, siginfo_t *, void *), int fla
  */
 void ann_signals_forward(int sig, siginfo_t *info, void *ucontext);
 
+/*
+ * Unblock sig, held for good, in the calling thread's mask (one inherited
+ * across exec), keeping it blocked in the program's view.
+ */
+void ann_signals_unblock(int sig);
+
 /* Die of sig by its default action, after the hook. Async-signal-safe. */
 void ann_signals_die(int sig);
 

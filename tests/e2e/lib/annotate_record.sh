@@ -43,7 +43,7 @@ parents_within() {
 well_formed() {
 	awk 'NR == 1 { if ($1 != "lever-annotate-record" || $2 != 1) bad++; next }
 		/^S [0-9]+ ./ || /^F [0-9]+ [0-9]+ [a-z-]+ ./ || /^# / || /^$/ { next }
-		/^C [0-9]+ [1-9][0-9]* [0-9]+( [A-Za-z0-9]+=(-?[0-9.]+([eE][-+]?[0-9]+)?|\?|[TN-]+))*$/ { next }
+		/^C [0-9]+ [1-9][0-9]* [0-9]+( [A-Za-z0-9]+=(-?[0-9.]+([eE][-+]?[0-9]+)?|\?|[TN-]+|[TN]+\+[0-9]+))*$/ { next }
 		{ bad++; print "bad line " NR ": " $0 > "/dev/stderr" }
 		END { print bad + 0 }' "$1"
 }
