@@ -165,21 +165,6 @@ static bool write_int3(uintptr_t at, bool in_trampoline)
 	return in_trampoline || ann_code_protect(at, 1) == 0;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * The cost of a trap: rounds of PER branches on the armed loop against its
  * twin just before (the same load on both), the median round. A few ms, once.
@@ -211,15 +196,15 @@ static void calibrate(void)
 		return;
 	}
 	for (int r = 0; r < ROUNDS; r++) {
-		uint64_t t0 = now_ns(), t1, t2;
+		uint64_t t0 = ann_now_ns(), t1, t2;
 
 		bare_fn(PER);
-		t1 = now_ns();
+		t1 = ann_now_ns();
 		armed_fn(PER);
-		t2 = now_ns();
+		t2 = ann_now_ns();
 		d[r] = (t2 - t1 > t1 - t0 ? (t2 - t1) - (t1 - t0) : 0) / PER;
 	}
-	qsort(d, ROUNDS, sizeof(d[0]), cmp_u64);
+	qsort(d, ROUNDS, sizeof(d[0]), ann_cmp_u64);
 	trap_ns = d[ROUNDS / 2];
 	if (ann_verbose)
 		ann_msg("branch outcomes: %llu ns per branch executed (a trap), subtracted from "

@@ -12,12 +12,30 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "annotate/runtime/features.h"
 #include "annotate/runtime/metrics.h"
 #include "annotate/runtime/settings.h"
 
 #define ANN_MAX_FEATURES 4096
+
+/* CLOCK_MONOTONIC in ns (the calibrations' clock; async-signal-safe). */
+static inline uint64_t ann_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* qsort order of uint64_t (the calibrations take medians). */
+static inline int ann_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
 
 /* ------------------------------------------------------------ the plan */
 

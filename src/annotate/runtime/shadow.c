@@ -454,21 +454,6 @@ void ann_thread_end(void)
 
 /* ------------------------------------------------------------ calibration */
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* The clock metric that is recorded: wall time, else CPU time. */
 static int calibration_clock(void)
 {
@@ -495,19 +480,19 @@ __attribute__((noinline, patchable_function_entry(5, 0))) int ann_calibration_ba
 static uint64_t loop_ns(int (*target)(int), int n)
 {
 	int (*volatile fn)(int) = target;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = ann_now_ns();
 
 	for (int i = 0; i < n; i++)
 		fn(i);
-	return now_ns() - t0;
+	return ann_now_ns() - t0;
 }
 
 static void calibrate_tsc(void)
 {
-	uint64_t t0 = now_ns(), c0 = __builtin_ia32_rdtsc(), t1, c1;
+	uint64_t t0 = ann_now_ns(), c0 = __builtin_ia32_rdtsc(), t1, c1;
 
 	do {
-		t1 = now_ns();
+		t1 = ann_now_ns();
 		c1 = __builtin_ia32_rdtsc();
 	} while (t1 - t0 < 2000000);
 	ns_per_tick = c1 > c0 ? (double)(t1 - t0) / (double)(c1 - c0) : 0;
@@ -515,7 +500,7 @@ static void calibrate_tsc(void)
 
 static uint64_t median(uint64_t *v, int n)
 {
-	qsort(v, (size_t)n, sizeof(v[0]), cmp_u64);
+	qsort(v, (size_t)n, sizeof(v[0]), ann_cmp_u64);
 	return v[n / 2];
 }
 
