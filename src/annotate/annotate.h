@@ -419,6 +419,7 @@ struct annotate_params {
 	size_t max_interaction_features; /* 8: features whose pairwise interactions are tried */
 	size_t screen_terms;		 /* 64: main terms kept by marginal screening */
 	bool heuristics;		 /* R and M for time-like metrics */
+	bool heuristics_any_metric;	 /* ... and for every metric (--heuristics-any-metric) */
 	bool clustering;		 /* Algorithm 3 */
 	size_t max_depth;		 /* 8: depth of the tree */
 };

@@ -1345,7 +1345,8 @@ int annotate_derive(const struct annotate_symbol *s, enum annotate_metric metric
 	rc = preprocess(&c, rows, n);
 	if (!rc)
 		rc = tree(&c, rows, n);
-	if (!rc && out->n_leaves == 0 && params->heuristics && annotate_metric_is_time_like(metric))
+	if (!rc && out->n_leaves == 0 && params->heuristics &&
+	    (params->heuristics_any_metric || annotate_metric_is_time_like(metric)))
 		rc = heuristics(&c, rows, n);
 	if (!rc && out->n_leaves > 0 && out->leaves[0].heuristic)
 		free_failed(&c); /* the heuristic's model stands for the whole */

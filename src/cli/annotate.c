@@ -125,7 +125,7 @@ struct derive_opts {
 	int metric;
 	uint64_t digits;
 	size_t cv;
-	bool json, verbose, no_heuristics, no_clustering;
+	bool json, verbose, no_heuristics, no_clustering, heuristics_any_metric;
 	const char *html;
 	FILE *html_file;
 	const char **functions;
@@ -273,6 +273,9 @@ static int parse_derive_options(struct derive_opts *o, int argc, char **argv, in
 	    CLI_UINT(0, "max-depth", &p->max_depth, "N", 0, 60, "depth of the tree (default 8)"),
 	    CLI_FLAG(0, "no-heuristics", &o->no_heuristics,
 		     "no R and M heuristics for time-like metrics"),
+	    CLI_FLAG(0, "heuristics-any-metric", &o->heuristics_any_metric,
+		     "try R and M on every metric, not only time-like\nones (bytes or faults with "
+		     "outlying calls)"),
 	    CLI_FLAG(0, "no-clustering", &o->no_clustering,
 		     "no clustering into mixtures (Algorithm 3)"),
 	    CLI_END(),
@@ -292,6 +295,7 @@ static int parse_derive_options(struct derive_opts *o, int argc, char **argv, in
 		return ret;
 	if (o->no_heuristics)
 		p->heuristics = false;
+	p->heuristics_any_metric = o->heuristics_any_metric;
 	if (o->no_clustering)
 		p->clustering = false;
 	return 0;
