@@ -66,11 +66,16 @@ static double ns_per_tick; /* calibrated at start-up against CLOCK_MONOTONIC */
  * that is absurd (over 0.1 s: a migration to a CPU whose TSC disagrees)
  * counts as nothing rather than as garbage; a slow write of the buffer counts.
  */
-static uint64_t window_ns(uint64_t tsc_from)
+static uint64_t span_ns(uint64_t tsc_from, uint64_t tsc_to)
 {
-	uint64_t d = __builtin_ia32_rdtsc() - tsc_from, ns = (uint64_t)((double)d * ns_per_tick);
+	uint64_t ns = (uint64_t)((double)(tsc_to - tsc_from) * ns_per_tick);
 
 	return ns < 100000000 ? ns : 0;
+}
+
+static uint64_t window_ns(uint64_t tsc_from)
+{
+	return span_ns(tsc_from, __builtin_ia32_rdtsc());
 }
 
 static void thread_destructor(void *arg)
@@ -114,6 +119,13 @@ struct ann_thread *ann_thread_get(void)
 		return NULL;
 	slot = atomic_fetch_add(&next_slot, 1);
 	t->slot = slot;
+	/* per-thread call counts (every call kept): no shared atomic per call */
+	if (slot < ANN_MAX_THREADS && ann_plan.n_probes) {
+		void *c = mmap(NULL, ann_plan.n_probes * sizeof(*t->calls), PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		t->calls = c == MAP_FAILED ? NULL : c;
+	}
 	t->rng = 0x9e3779b97f4a7c15ull ^ ((uint64_t)slot << 32) ^ (uint64_t)(uintptr_t)t;
 	if (slot < ANN_MAX_THREADS)
 		ann_threads[slot] = t;
@@ -206,6 +218,13 @@ void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs, uint64_t tsc
 			t->busy = 0;
 			return;
 		}
+	} else if (t->calls && p->index < ann_plan.n_probes) {
+		/* only this thread writes its count: a plain add, read at exit */
+		_Atomic uint64_t *c = &t->calls[p->index];
+
+		atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
+		slot = -1;
 	} else {
 		atomic_fetch_add_explicit(&p->calls, 1, memory_order_relaxed);
 		slot = -1;
@@ -241,11 +260,13 @@ void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs, uint64_t tsc
 	*(uintptr_t *)sp = ann_exit_trampoline;
 	t->depth++;
 	t->busy = 0;
-	/* last, so that the measured span holds as little of the probe as possible */
-	ann_metrics_read(&f->start, ann_plan.metrics);
-	/* this entry's work, from the trampoline's TSC read on, is probe time for the enclosing
-	 * calls, not for this one */
-	t->overhead_ns += window_ns(tsc_in);
+	/*
+	 * last, so that the measured span holds as little of the probe as
+	 * possible; one TSC read starts the span (time) and ends this entry's
+	 * window: its work, from the trampoline's TSC read on, is probe time
+	 * for the enclosing calls, not for this one
+	 */
+	t->overhead_ns += span_ns(tsc_in, ann_metrics_read_tsc(&f->start, ann_plan.metrics, 0));
 	f->overhead0 = t->overhead_ns;
 }
 
@@ -272,9 +293,6 @@ static void record_call(struct ann_thread *t, struct ann_frame *f,
 	struct ann_probe *p = f->probe;
 	struct ann_metrics_snapshot d;
 	uint64_t own = t->overhead_ns - f->overhead0 + cost_inside_ns;
-	char line[ANN_LINE_STACK];
-	char *buf;
-	size_t len, cap = sizeof(line);
 	int slot;
 
 	for (int m = 0; m < ANN_N_METRICS; m++)
@@ -293,24 +311,8 @@ static void record_call(struct ann_thread *t, struct ann_frame *f,
 		if (d.v[m] > d.v[ANN_TIME])
 			d.v[m] = d.v[ANN_TIME];
 	slot = f->epoch == ann_output_epoch() ? f->slot : -1;
-	/* a line for the thread's buffer is formatted in place: no copy */
-	if (slot < 0 && !t->calibrating && (buf = ann_output_reserve(t, p->line_max))) {
-		len = ann_format_call(buf, p->line_max, p, f->id, f->parent, &d,
-				      &t->values[f->values_at]);
-		ann_output_commit(t, len);
-		atomic_fetch_add_explicit(&p->sampled, 1, memory_order_relaxed);
-		atomic_fetch_add_explicit(&p->recorded, 1, memory_order_relaxed);
-		return;
-	}
-	buf = line;
-	if (p->line_max > cap) {
-		buf = ann_thread_scratch(t, p->line_max);
-		cap = p->line_max;
-	}
-	len = ann_format_call(buf, cap, p, f->id, f->parent, &d, &t->values[f->values_at]);
-	if (t->calibrating)
-		return;
-	ann_output_call(p, f->id, slot, buf, len); /* counts it */
+	/* a record for the writer thread to format, or a reservoir's line; counted there */
+	ann_output_record(t, p, f->id, f->parent, slot, &d, &t->values[f->values_at]);
 }
 
 uintptr_t ann_on_exit(uintptr_t sp_after_ret, uint64_t tsc_in)
@@ -321,8 +323,11 @@ uintptr_t ann_on_exit(uintptr_t sp_after_ret, uint64_t tsc_in)
 	uintptr_t ret;
 	int busy;
 
-	/* from the trampoline's TSC read on, this is probe time for the enclosing calls */
-	ann_metrics_read(&end, ann_plan.metrics);
+	/*
+	 * The span ends at the trampoline's TSC read (time); from there on this
+	 * is probe time for the enclosing calls.
+	 */
+	ann_metrics_read_tsc(&end, ann_plan.metrics, tsc_in);
 	busy = t->busy;
 	t->busy = 1;
 	f = frame_for(t, sp_after_ret - 8);
@@ -474,7 +479,7 @@ static uint64_t median(uint64_t *v, int n)
 void ann_calibrate(void)
 {
 	enum { ROUNDS = 21, PER = 200 };
-	static struct ann_probe probe = {.name = "calibration"};
+	static struct ann_probe probe = {.index = ANN_NO_INDEX, .name = "calibration"};
 	uint64_t unmeasured[ROUNDS], inside[ROUNDS], skip[ROUNDS];
 	struct ann_thread *t = ann_thread_get();
 	uint32_t rate = ann_plan.rate_n;
