@@ -249,7 +249,8 @@ static void read_others(struct ann_metrics_snapshot *out, unsigned mask)
 void ann_metrics_read(struct ann_metrics_snapshot *out, unsigned mask)
 {
 	store_clock(out, mask, mask & CLOCK_METRICS ? ann_clock_ns() : 0);
-	read_others(out, mask);
+	if (mask & ~CLOCK_METRICS)
+		read_others(out, mask);
 }
 
 static uint64_t clock_at(unsigned mask, uint64_t tsc)
@@ -263,10 +264,12 @@ uint64_t ann_metrics_read_tsc(struct ann_metrics_snapshot *out, unsigned mask, u
 {
 	if (tsc) {
 		store_clock(out, mask, clock_at(mask, tsc));
-		read_others(out, mask);
+		if (mask & ~CLOCK_METRICS)
+			read_others(out, mask);
 		return tsc;
 	}
-	read_others(out, mask);
+	if (mask & ~CLOCK_METRICS)
+		read_others(out, mask);
 	tsc = ann_rdtsc();
 	store_clock(out, mask, clock_at(mask, tsc));
 	return tsc;

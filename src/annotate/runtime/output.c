@@ -208,10 +208,14 @@ static bool time_like(int m)
 	return m == ANN_TIME || m == ANN_CPU || m == ANN_WAIT || m == ANN_HOLD;
 }
 
-/* The metrics asked for: how many values a record carries. */
+/* The metrics asked for: how many values a record carries (8 bits, no libgcc call). */
 static uint32_t n_metrics(void)
 {
-	return (uint32_t)__builtin_popcount(ann_plan.metrics);
+	uint32_t m = ann_plan.metrics & 0xff;
+
+	m = m - ((m >> 1) & 0x55);
+	m = (m & 0x33) + ((m >> 2) & 0x33);
+	return (m + (m >> 4)) & 0x0f;
 }
 
 /*
@@ -396,6 +400,7 @@ static void drain_own(struct ann_thread *t, struct ann_recbuf *b)
 	lock_buf(b);
 	drain(b, t->stage);
 	unlock_buf(b);
+	t->wrote = 1; /* the thread's own time, which its probe times */
 }
 
 /* ------------------------------------------------------------ the writer thread */
@@ -750,9 +755,10 @@ void ann_output_call(struct ann_probe *p, uint64_t id, int slot, const char *lin
 /*
  * A finished call. In a reservoir, its line (a few calls per period); else a
  * binary record, formatted when its buffer is written (rec_format counts
- * it). While calibrating, the record is made and dropped.
+ * it). While calibrating, the record is made and dropped. True when all it
+ * did was the record's copy (no formatting, no write on this thread).
  */
-void ann_output_record(struct ann_thread *t, struct ann_probe *p, uint64_t id, uint64_t parent,
+bool ann_output_record(struct ann_thread *t, struct ann_probe *p, uint64_t id, uint64_t parent,
 		       int slot, const struct ann_metrics_snapshot *delta, const double *values)
 {
 	uint32_t n_values = values ? p->n_features : 0;
@@ -765,7 +771,7 @@ void ann_output_record(struct ann_thread *t, struct ann_probe *p, uint64_t id, u
 	/* a probe outside the plan (calibration) is never formatted from a record */
 	if (t && !direct && (slot < 0 || !p->res.owner) &&
 	    (p->index < ann_plan.n_probes || t->calibrating) &&
-	    (r = (struct ann_rec *)rec_room(t, n))) {
+	    (t->wrote = 0, r = (struct ann_rec *)rec_room(t, n))) {
 		*r = (struct ann_rec){
 		    .probe = p->index, .n_values = (uint16_t)n_values, .id = id, .parent = parent};
 		m = (uint64_t *)(r + 1);
@@ -775,7 +781,7 @@ void ann_output_record(struct ann_thread *t, struct ann_probe *p, uint64_t id, u
 		/* a per-call field of variable length is copied here, its length in r->tail */
 		if (!t->calibrating)
 			rec_commit(t, n);
-		return;
+		return !t->wrote;
 	}
 	/* a reservoir's line, a record too big for a buffer, or the end of the run */
 	buf = line;
@@ -783,10 +789,11 @@ void ann_output_record(struct ann_thread *t, struct ann_probe *p, uint64_t id, u
 	if (t && p->line_max > len && (buf = ann_thread_scratch(t, p->line_max)))
 		len = p->line_max;
 	if (!buf)
-		return;
+		return false;
 	len = ann_format_call(buf, len, p, id, parent, delta, values);
 	if (!t || !t->calibrating)
 		ann_output_call(p, id, slot, buf, len); /* counts it */
+	return false;
 }
 
 /* ------------------------------------------------------------ flushing */

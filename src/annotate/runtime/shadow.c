@@ -287,7 +287,7 @@ static struct ann_frame *frame_for(struct ann_thread *t, uintptr_t sp)
 	return NULL;
 }
 
-static void record_call(struct ann_thread *t, struct ann_frame *f,
+static bool record_call(struct ann_thread *t, struct ann_frame *f,
 			const struct ann_metrics_snapshot *end)
 {
 	struct ann_probe *p = f->probe;
@@ -312,7 +312,7 @@ static void record_call(struct ann_thread *t, struct ann_frame *f,
 			d.v[m] = d.v[ANN_TIME];
 	slot = f->epoch == ann_output_epoch() ? f->slot : -1;
 	/* a record for the writer thread to format, or a reservoir's line; counted there */
-	ann_output_record(t, p, f->id, f->parent, slot, &d, &t->values[f->values_at]);
+	return ann_output_record(t, p, f->id, f->parent, slot, &d, &t->values[f->values_at]);
 }
 
 uintptr_t ann_on_exit(uintptr_t sp_after_ret, uint64_t tsc_in)
@@ -321,6 +321,7 @@ uintptr_t ann_on_exit(uintptr_t sp_after_ret, uint64_t tsc_in)
 	struct ann_thread *t = self;
 	struct ann_frame *f;
 	uintptr_t ret;
+	bool quiet = false;
 	int busy;
 
 	/*
@@ -341,10 +342,16 @@ uintptr_t ann_on_exit(uintptr_t sp_after_ret, uint64_t tsc_in)
 	}
 	ret = f->ret;
 	if (!t->disabled)
-		record_call(t, f, &end);
+		quiet = record_call(t, f, &end);
 	t->values_top = f->values_at;
 	t->depth--;
-	t->overhead_ns += window_ns(tsc_in) + cost_unmeasured_ns;
+	/*
+	 * A call whose record was only copied (the common case with every call
+	 * kept) costs the calibrated constant, which holds this handler's work:
+	 * no TSC read to end its window. Anything more (a reservoir's line, a
+	 * buffer the thread wrote itself) is timed.
+	 */
+	t->overhead_ns += (quiet ? 0 : window_ns(tsc_in)) + cost_unmeasured_ns;
 	t->busy = busy;
 	return ret;
 }

@@ -75,6 +75,7 @@ struct ann_thread {
 	uint32_t depth;
 	uint32_t values_top;
 	uint32_t cur;  /* the record buffer being filled */
+	int wrote;     /* this thread wrote a buffer itself since its record began */
 	char *scratch; /* for lines longer than ANN_LINE_STACK */
 	size_t scratch_size;
 	char *stage; /* text of this thread's records when it formats them itself */
@@ -97,8 +98,9 @@ char *ann_thread_scratch(struct ann_thread *t, size_t size);
  * output.c: a finished call (values NULL: no features), into the thread's
  * record buffer, or formatted into its reservoir slot (slot >= 0); counted as
  * sampled, and as recorded once its line is written or in the reservoir.
+ * True when all it cost was the record's copy (see ann_on_exit).
  */
-void ann_output_record(struct ann_thread *t, struct ann_probe *p, uint64_t id, uint64_t parent,
+bool ann_output_record(struct ann_thread *t, struct ann_probe *p, uint64_t id, uint64_t parent,
 		       int slot, const struct ann_metrics_snapshot *delta, const double *values);
 uint64_t ann_output_epoch(void);
 void ann_reservoir_claim(struct ann_probe *p, int slot, uint64_t id);
