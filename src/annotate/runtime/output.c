@@ -61,6 +61,14 @@ uint64_t ann_next_id(void)
 	return nonce << 48 | (uint64_t)(t->slot & 0xffff) << 32 | ++t->counter;
 }
 
+/* Whether the sampling period has ended by now (its reservoirs are due to be written). */
+bool ann_output_period_due(uint64_t now)
+{
+	uint64_t end = atomic_load_explicit(&period_end_ns, memory_order_relaxed);
+
+	return end && now >= end;
+}
+
 uint64_t ann_output_epoch(void)
 {
 	return atomic_load_explicit(&epoch, memory_order_relaxed);
@@ -142,22 +150,46 @@ static char *u32_before(char *p, uint32_t v)
 	return p;
 }
 
+/* How many decimal digits v has. */
+static size_t digits(uint64_t v)
+{
+	size_t n = 1;
+
+	for (; v >= 10000; v /= 10000)
+		n += 4;
+	return n + (v >= 10) + (v >= 100) + (v >= 1000);
+}
+
 /*
  * The ids are 20-digit numbers: eight digits at a time with one 64-bit
  * division (a multiply) each, the rest in 32-bit arithmetic, rather than a
- * 64-bit division per two digits.
+ * 64-bit division per two digits; written in place, right to left, once
+ * their count is known (no copy through memcpy of a variable length).
  */
 static void put_u64(struct out *o, uint64_t v)
 {
-	char tmp[24], *p = tmp + sizeof(tmp);
+	size_t n = digits(v);
+	char tmp[24], *p;
 
+	if ((size_t)(o->end - o->p) < n) { /* a cut line: the digits that fit */
+		p = tmp + sizeof(tmp);
+		while (v > UINT32_MAX) {
+			p -= 8;
+			put8_at(p, (uint32_t)(v % 100000000u));
+			v /= 100000000u;
+		}
+		p = u32_before(p, (uint32_t)v);
+		put(o, p, (size_t)(tmp + sizeof(tmp) - p));
+		return;
+	}
+	p = o->p + n;
 	while (v > UINT32_MAX) {
 		p -= 8;
 		put8_at(p, (uint32_t)(v % 100000000u));
 		v /= 100000000u;
 	}
-	p = u32_before(p, (uint32_t)v);
-	put(o, p, (size_t)(tmp + sizeof(tmp) - p));
+	u32_before(p, (uint32_t)v);
+	o->p += n;
 }
 
 /* ns as µs with three decimals */
@@ -259,9 +291,8 @@ static size_t format_line(char *buf, size_t size, const struct ann_probe *p, uin
 
 static void compact_metrics(uint64_t *m, const struct ann_metrics_snapshot *delta)
 {
-	for (int k = 0; k < ANN_N_METRICS; k++)
-		if (ann_plan.metrics & ANN_METRIC_BIT(k))
-			*m++ = delta->v[k];
+	for (unsigned b = ann_plan.metrics & ((1u << ANN_N_METRICS) - 1); b; b &= b - 1)
+		*m++ = delta->v[__builtin_ctz(b)];
 }
 
 size_t ann_format_call(char *buf, size_t size, const struct ann_probe *p, uint64_t id,
@@ -308,9 +339,6 @@ static size_t rec_format(const struct ann_rec *r, char *buf, size_t size)
 		return r->id;
 	}
 	p = &ann_plan.probes[r->probe];
-	/* counted here, once its line is sure to be written */
-	atomic_fetch_add_explicit(&p->sampled, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&p->recorded, 1, memory_order_relaxed);
 	return format_line(buf, size, p, r->id, r->parent, m, (const double *)(m + nm), r->n_values,
 			   (const char *)(m + nm + r->n_values), r->tail);
 }
@@ -347,6 +375,15 @@ static char *map_stage(void)
 	return m == MAP_FAILED ? NULL : m;
 }
 
+/* n call records of the probe at index i were written: sampled and recorded */
+static void count_run(uint32_t i, uint64_t n)
+{
+	if (i == ANN_REC_LINE || !n)
+		return; /* a formatted line was counted when it was buffered */
+	atomic_fetch_add_explicit(&ann_plan.probes[i].sampled, n, memory_order_relaxed);
+	atomic_fetch_add_explicit(&ann_plan.probes[i].recorded, n, memory_order_relaxed);
+}
+
 /*
  * Format a buffer's records and write them, whole lines per write(2), then
  * empty it (with its lock held). Without a stage (no memory) the records are
@@ -354,8 +391,9 @@ static char *map_stage(void)
  */
 static void drain(struct ann_recbuf *b, char *stage)
 {
-	uint32_t len = atomic_load_explicit(&b->len, memory_order_acquire);
+	uint32_t len = atomic_load_explicit(&b->len, memory_order_acquire), run_of = ANN_REC_LINE;
 	size_t at = 0, o = 0, cap = stage_size();
+	uint64_t run = 0;
 
 	while (stage && out_fd >= 0 && at < len) {
 		const struct ann_rec *r = (const struct ann_rec *)(b->data + at);
@@ -366,9 +404,18 @@ static void drain(struct ann_recbuf *b, char *stage)
 		}
 		o += rec_format(r, stage + o, cap - o);
 		at += rec_size(r);
+		/* calls are counted once their lines are sure to be written, a run of a probe at
+		 * once */
+		if (r->probe != run_of) {
+			count_run(run_of, run);
+			run_of = r->probe;
+			run = 0;
+		}
+		run++;
 	}
 	if (o)
 		write_all(stage, o);
+	count_run(run_of, run);
 	atomic_store_explicit(&b->len, 0, memory_order_release);
 	atomic_store_explicit(&b->full, 0, memory_order_release);
 }
@@ -758,15 +805,31 @@ void ann_output_call(struct ann_probe *p, uint64_t id, int slot, const char *lin
  * it). While calibrating, the record is made and dropped. True when all it
  * did was the record's copy (no formatting, no write on this thread).
  */
+/* A call's line made now: for a reservoir, a record too big for a buffer, the end of the run. */
+static __attribute__((noinline)) void record_line(struct ann_thread *t, struct ann_probe *p,
+						  uint64_t id, uint64_t parent, int slot,
+						  const struct ann_metrics_snapshot *delta,
+						  const double *values)
+{
+	char line[ANN_LINE_STACK], *buf = line;
+	size_t len = sizeof(line);
+
+	if (t && p->line_max > len && (buf = ann_thread_scratch(t, p->line_max)))
+		len = p->line_max;
+	if (!buf)
+		return;
+	len = ann_format_call(buf, len, p, id, parent, delta, values);
+	if (!t || !t->calibrating)
+		ann_output_call(p, id, slot, buf, len); /* counts it */
+}
+
 bool ann_output_record(struct ann_thread *t, struct ann_probe *p, uint64_t id, uint64_t parent,
 		       int slot, const struct ann_metrics_snapshot *delta, const double *values)
 {
 	uint32_t n_values = values ? p->n_features : 0;
 	size_t n = sizeof(struct ann_rec) + 8 * (n_metrics() + n_values);
-	char line[ANN_LINE_STACK], *buf;
 	struct ann_rec *r;
 	uint64_t *m;
-	size_t len;
 
 	/* a probe outside the plan (calibration) is never formatted from a record */
 	if (t && !direct && (slot < 0 || !p->res.owner) &&
@@ -783,16 +846,7 @@ bool ann_output_record(struct ann_thread *t, struct ann_probe *p, uint64_t id, u
 			rec_commit(t, n);
 		return !t->wrote;
 	}
-	/* a reservoir's line, a record too big for a buffer, or the end of the run */
-	buf = line;
-	len = sizeof(line);
-	if (t && p->line_max > len && (buf = ann_thread_scratch(t, p->line_max)))
-		len = p->line_max;
-	if (!buf)
-		return false;
-	len = ann_format_call(buf, len, p, id, parent, delta, values);
-	if (!t || !t->calibrating)
-		ann_output_call(p, id, slot, buf, len); /* counts it */
+	record_line(t, p, id, parent, slot, delta, values);
 	return false;
 }
 

@@ -100,7 +100,7 @@ int ann_code_protect(uintptr_t addr, size_t len);
 /*
  * An entry trampoline for probe p, in two steps: _begin emits the code that
  * saves the registers into a struct ann_entry_regs, calls ann_on_entry(p,
- * regs, tsc) and restores them, and returns where the displaced instructions
+ * regs) and restores them, and returns where the displaced instructions
  * (relocated for that address by the caller, up to displaced_max bytes) go;
  * _end emits the jump to `resume` after them.
  */
@@ -128,10 +128,10 @@ void ann_install_probes(void);
 /* ------------------------------------------------------------ entry and exit */
 
 /*
- * Called by the entry trampolines and the exit trampoline, with the TSC they
- * read as soon as they had saved the registers (the probe's own time starts there).
+ * Called by the entry trampolines, and by the exit trampoline with the TSC
+ * it read as soon as it had saved the registers (where the call's span ends).
  */
-void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs, uint64_t tsc_in);
+void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs);
 uintptr_t ann_on_exit(uintptr_t sp, uint64_t tsc_in);
 /* Calibrate the probe's own cost (ns per probed call), once at start-up. */
 void ann_calibrate(void);

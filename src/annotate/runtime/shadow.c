@@ -36,15 +36,15 @@ static pthread_key_t thread_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
 /*
- * The probe's own time (spec §7.3 item 3). The handlers' whole work, from
- * their first instruction (before the thread lookup, the sampling decision,
- * a period's reservoir writes, the metric read that ends a span) to their
- * last, is timed at every call with the TSC (the instrumentation-time
- * accounting of the dissertation) and charged to every enclosing call on the
- * thread's shadow stack (through overhead_ns); what cannot be timed
- * that way is calibrated once at start-up on a probed function of this
- * library: the trampolines and the metric reads at the span's edges
- * (cost_unmeasured_ns), the part of the probe inside a call's own span
+ * The probe's own time (spec §7.3 item 3), charged to every enclosing call
+ * on the thread's shadow stack (through overhead_ns). What varies from call
+ * to call is timed with the TSC: the feature reads at a sampled entry, the
+ * reservoirs written when a period ends, a line formatted for a reservoir, a
+ * buffer the thread writes itself. The rest is the same at every call, and
+ * a TSC read costs ~20 ns on a VM, so it is calibrated once at start-up on a
+ * probed function of this library, through the real trampolines: a recorded
+ * call's cost outside its own span (cost_unmeasured_ns: both trampolines
+ * and handlers, the copy of its record), the part inside its span
  * (cost_inside_ns), and a call the rate does not sample (cost_skip_ns).
  */
 static uint64_t cost_unmeasured_ns, cost_inside_ns, cost_skip_ns;
@@ -179,12 +179,12 @@ static void drop_dead(struct ann_thread *t, uintptr_t sp)
 		drop_top(t);
 }
 
-void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs, uint64_t tsc_in)
+void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs)
 {
 	struct ann_thread *t = ann_thread_get();
 	uintptr_t sp = (uintptr_t)regs->gpr[7];
 	struct ann_frame *f;
-	uint64_t epoch;
+	uint64_t tsc_flip = 0;
 	int slot;
 
 	if (!t || t->busy || t->disabled) {
@@ -198,23 +198,21 @@ void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs, uint64_t tsc
 		 * The common case, a call not sampled, stays cheap: one atomic
 		 * increment (the reservoir's count, which also counts the calls),
 		 * a multiply, and the clock only every 256 calls of the thread
-		 * (a period ends that much late at most). Writing the
-		 * reservoirs when a period ends is inside the timed window.
+		 * (a period ends that much late at most). It costs the
+		 * calibrated constant; writing the reservoirs when a period
+		 * ends is timed.
 		 */
 		if (--t->clock_countdown <= 0) {
 			t->clock_countdown = 256;
 			t->now = now_coarse_ns();
 		}
-		epoch = ann_output_epoch();
+		if (ann_output_period_due(t->now))
+			tsc_flip = __builtin_ia32_rdtsc();
 		slot = ann_sample_decide(p, t->now);
+		if (tsc_flip)
+			t->overhead_ns += window_ns(tsc_flip);
 		if (slot < 0) {
-			/*
-			 * The common case costs the calibrated constant; the
-			 * reservoirs written when a period ends are timed.
-			 */
 			t->overhead_ns += cost_skip_ns;
-			if (ann_output_epoch() != epoch)
-				t->overhead_ns += window_ns(tsc_in);
 			t->busy = 0;
 			return;
 		}
@@ -232,7 +230,7 @@ void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs, uint64_t tsc
 	drop_dead(t, sp);
 	if (t->depth == ANN_SHADOW_DEPTH || t->values_top + p->n_features > ANN_THREAD_VALUES) {
 		atomic_fetch_add(&p->dropped_depth, 1);
-		t->overhead_ns += window_ns(tsc_in) + cost_skip_ns;
+		t->overhead_ns += cost_skip_ns;
 		t->busy = 0;
 		return;
 	}
@@ -243,18 +241,21 @@ void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs, uint64_t tsc
 	f->id = ann_next_id();
 	f->parent = t->depth ? t->frames[t->depth - 1].id : 0;
 	f->slot = slot;
-	f->epoch = ann_output_epoch();
+	f->epoch = ann_plan.rate_n ? ann_output_epoch() : 0;
 	f->armed = true;
 	f->values_at = t->values_top;
 	if (slot >= 0)
 		ann_reservoir_claim(p, slot, f->id);
 	if (p->n_ops) {
+		/* the feature reads, the variable part of an entry, are timed */
+		uint64_t tsc_ops = __builtin_ia32_rdtsc();
 		double *v = &t->values[t->values_top];
 
 		if (ann_features_eval(p->ops, p->n_ops, regs, ann_plan.modules[p->module].load_bias,
 				      v, p->n_features))
 			for (uint32_t i = 0; i < p->n_features; i++)
 				v[i] = __builtin_nan("");
+		t->overhead_ns += window_ns(tsc_ops);
 	}
 	t->values_top += p->n_features;
 	*(uintptr_t *)sp = ann_exit_trampoline;
@@ -262,11 +263,10 @@ void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs, uint64_t tsc
 	t->busy = 0;
 	/*
 	 * last, so that the measured span holds as little of the probe as
-	 * possible; one TSC read starts the span (time) and ends this entry's
-	 * window: its work, from the trampoline's TSC read on, is probe time
-	 * for the enclosing calls, not for this one
+	 * possible (the clock read after the other metrics); the rest of this
+	 * entry's work is in the calibrated constant charged at its exit
 	 */
-	t->overhead_ns += span_ns(tsc_in, ann_metrics_read_tsc(&f->start, ann_plan.metrics, 0));
+	ann_metrics_read_tsc(&f->start, ann_plan.metrics, 0);
 	f->overhead0 = t->overhead_ns;
 }
 
@@ -310,7 +310,7 @@ static bool record_call(struct ann_thread *t, struct ann_frame *f,
 	for (int m = ANN_WAIT; m <= ANN_HOLD && ann_plan.metrics & ANN_METRIC_BIT(ANN_TIME); m++)
 		if (d.v[m] > d.v[ANN_TIME])
 			d.v[m] = d.v[ANN_TIME];
-	slot = f->epoch == ann_output_epoch() ? f->slot : -1;
+	slot = f->slot >= 0 && f->epoch == ann_output_epoch() ? f->slot : -1;
 	/* a record for the writer thread to format, or a reservoir's line; counted there */
 	return ann_output_record(t, p, f->id, f->parent, slot, &d, &t->values[f->values_at]);
 }

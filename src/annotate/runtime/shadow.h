@@ -103,6 +103,7 @@ char *ann_thread_scratch(struct ann_thread *t, size_t size);
 bool ann_output_record(struct ann_thread *t, struct ann_probe *p, uint64_t id, uint64_t parent,
 		       int slot, const struct ann_metrics_snapshot *delta, const double *values);
 uint64_t ann_output_epoch(void);
+bool ann_output_period_due(uint64_t now);
 void ann_reservoir_claim(struct ann_probe *p, int slot, uint64_t id);
 
 #endif
