@@ -36,7 +36,7 @@
 #include "annotate/runtime/shadow.h"
 
 static int out_fd = -1;
-static uint64_t nonce;
+uint64_t ann_id_nonce;
 static _Atomic uint64_t epoch;
 static _Atomic uint64_t period_end_ns;
 
@@ -51,14 +51,14 @@ void ann_ids_reseed(void)
 
 	if (getrandom(&n, sizeof(n), GRND_NONBLOCK) != sizeof(n))
 		n = (uint16_t)(getpid() ^ (uint64_t)time(NULL));
-	nonce = n ? n : 1; /* never 0: ids are > 0 */
+	ann_id_nonce = n ? n : 1; /* never 0: ids are > 0 */
 }
 
 uint64_t ann_next_id(void)
 {
 	struct ann_thread *t = ann_thread_current();
 
-	return nonce << 48 | (uint64_t)(t->slot & 0xffff) << 32 | ++t->counter;
+	return ann_thread_next_id(t);
 }
 
 /* Whether the sampling period has ended by now (its reservoirs are due to be written). */
@@ -591,7 +591,7 @@ void ann_output_set_direct(void)
  * other one, which the owner writes itself if the writer has not yet;
  * without a writer, write it now.
  */
-static struct ann_recbuf *hand_over(struct ann_thread *t)
+static __attribute__((noinline)) struct ann_recbuf *hand_over(struct ann_thread *t)
 {
 	struct ann_recbuf *b = &t->rec[t->cur], *other = &t->rec[t->cur ^ 1];
 
@@ -609,14 +609,14 @@ static struct ann_recbuf *hand_over(struct ann_thread *t)
 }
 
 /* Room for n bytes of records; NULL if a record that big never fits. */
-static char *rec_room(struct ann_thread *t, size_t n)
+static inline char *rec_room(struct ann_thread *t, size_t n)
 {
 	struct ann_recbuf *b = &t->rec[t->cur];
 	uint32_t at = atomic_load_explicit(&b->len, memory_order_relaxed);
 
 	if (n > ANN_REC_BUFFER)
 		return NULL;
-	if (at + n > ANN_REC_BUFFER) {
+	if (__builtin_expect(at + n > ANN_REC_BUFFER, 0)) {
 		b = hand_over(t);
 		at = atomic_load_explicit(&b->len, memory_order_relaxed);
 	}

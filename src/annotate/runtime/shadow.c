@@ -238,7 +238,7 @@ void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs)
 	f->sp = sp;
 	f->ret = *(uintptr_t *)sp;
 	f->probe = p;
-	f->id = ann_next_id();
+	f->id = ann_thread_next_id(t);
 	f->parent = t->depth ? t->frames[t->depth - 1].id : 0;
 	f->slot = slot;
 	f->epoch = ann_plan.rate_n ? ann_output_epoch() : 0;

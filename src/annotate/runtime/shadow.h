@@ -103,6 +103,15 @@ char *ann_thread_scratch(struct ann_thread *t, size_t size);
 bool ann_output_record(struct ann_thread *t, struct ann_probe *p, uint64_t id, uint64_t parent,
 		       int slot, const struct ann_metrics_snapshot *delta, const double *values);
 uint64_t ann_output_epoch(void);
+
+/* output.c: the process's part of the ids (ann_next_id), drawn anew in a forked child */
+extern uint64_t ann_id_nonce;
+
+/* ann_next_id for the calling thread's state t */
+static inline uint64_t ann_thread_next_id(struct ann_thread *t)
+{
+	return ann_id_nonce << 48 | (uint64_t)(t->slot & 0xffff) << 32 | ++t->counter;
+}
 bool ann_output_period_due(uint64_t now);
 void ann_reservoir_claim(struct ann_probe *p, int slot, uint64_t id);
 
