@@ -455,7 +455,8 @@ static void drain_own(struct ann_thread *t, struct ann_recbuf *b)
 /*
  * The writer thread formats and writes the buffers the probed threads hand
  * over, so that a recorded call costs its thread the copy of a few words.
- * It sleeps on a futex until a buffer is handed over (or 100 ms). Exit,
+ * It runs as SCHED_IDLE (on CPU time no other thread wants) and sleeps on a
+ * futex until a buffer is handed over (or 100 ms). Exit,
  * fork, exec, _exit and fatal signals pause it (it finishes the buffer it is
  * writing, so that no write of it is cut) and write the rest themselves.
  * Without it (it could not start; a forked child, which has no thread but
@@ -517,6 +518,13 @@ static void *writer_main(void *arg)
 	on_writer = true;
 	if (t)
 		t->disabled = 1; /* this thread is ours: no probes on it */
+	/*
+	 * Only CPU time nobody else wants: on a machine without an idle CPU
+	 * the writer would take the probed threads' time, inside the spans of
+	 * their calls where the probe cannot see it; there they write their
+	 * buffers themselves, timed, and the writer falls behind.
+	 */
+	sched_setscheduler(0, SCHED_IDLE, &(struct sched_param){0});
 	while (!atomic_load(&writer_stop)) {
 		uint32_t seq = atomic_load(&writer_wake);
 
@@ -564,12 +572,20 @@ void ann_output_stop_writer(void)
  */
 static void writer_quiesce(void)
 {
+	struct timespec t0, now;
+
 	atomic_fetch_add(&writer_pause, 1);
 	if (on_writer)
 		return;
-	for (int i = 0; atomic_load(&writer_busy) && i < 100000; i++)
-		if (i > 64)
-			sched_yield();
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &t0);
+	for (int i = 0; atomic_load(&writer_busy); i++) {
+		if (i < 64)
+			continue;
+		sched_yield();
+		clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+		if (now.tv_sec - t0.tv_sec > 1)
+			break;
+	}
 }
 
 static void writer_resume(void)
@@ -588,8 +604,8 @@ void ann_output_set_direct(void)
 
 /*
  * The buffer being filled is full: hand it to the writer and go on in the
- * other one, which the owner writes itself if the writer has not yet;
- * without a writer, write it now.
+ * other one; if the writer has not written that one yet, or there is no
+ * writer, write this one now and go on in it.
  */
 static __attribute__((noinline)) struct ann_recbuf *hand_over(struct ann_thread *t)
 {
@@ -600,11 +616,18 @@ static __attribute__((noinline)) struct ann_recbuf *hand_over(struct ann_thread 
 		drain_own(t, b);
 		return b;
 	}
+	if (atomic_load_explicit(&other->full, memory_order_acquire)) {
+		/*
+		 * The writer is behind (it has no idle CPU): this buffer is
+		 * written here, timed, and the other one left to the writer,
+		 * never waited for (it may be writing it, at its low priority).
+		 */
+		drain_own(t, b);
+		return b;
+	}
 	atomic_store_explicit(&b->full, 1, memory_order_release);
 	wake_writer();
 	t->cur ^= 1;
-	if (atomic_load_explicit(&other->full, memory_order_acquire))
-		drain_own(t, other); /* the writer is behind */
 	return other;
 }
 
@@ -863,8 +886,11 @@ void ann_output_flush_thread(void)
 
 	if (!t)
 		return;
-	/* the older buffer first */
-	drain_own(t, &t->rec[t->cur ^ 1]);
+	/* the older buffer first, unless the writer is writing it */
+	if (try_lock_buf(&t->rec[t->cur ^ 1])) {
+		unlock_buf(&t->rec[t->cur ^ 1]);
+		drain_own(t, &t->rec[t->cur ^ 1]);
+	}
 	drain_own(t, &t->rec[t->cur]);
 }
 
