@@ -466,6 +466,7 @@ static pthread_t writer;
 static _Atomic int writer_running, writer_stop, writer_pause, writer_busy, writer_asleep;
 static _Atomic uint32_t writer_wake; /* the futex word: bumped at every hand-over */
 static char *writer_stage;
+static bool writer_normal; /* LEVER_ANNOTATE_WRITER=normal: not SCHED_IDLE */
 static __thread bool on_writer __attribute__((tls_model("initial-exec")));
 
 static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *timeout)
@@ -524,7 +525,8 @@ static void *writer_main(void *arg)
 	 * their calls where the probe cannot see it; there they write their
 	 * buffers themselves, timed, and the writer falls behind.
 	 */
-	sched_setscheduler(0, SCHED_IDLE, &(struct sched_param){0});
+	if (!writer_normal)
+		sched_setscheduler(0, SCHED_IDLE, &(struct sched_param){0});
 	while (!atomic_load(&writer_stop)) {
 		uint32_t seq = atomic_load(&writer_wake);
 
@@ -539,10 +541,12 @@ static void *writer_main(void *arg)
 
 void ann_output_start_writer(void)
 {
+	const char *how = getenv(ANN_ENV_WRITER);
 	sigset_t all, old;
 
-	if (getenv(ANN_ENV_WRITER) && strcmp(getenv(ANN_ENV_WRITER), "0") == 0)
+	if (how && strcmp(how, "0") == 0)
 		return;
+	writer_normal = how && strcmp(how, "normal") == 0;
 	if (!(writer_stage = map_stage()))
 		return;
 	/* every signal blocked in the writer: the program's signals go to its own threads */

@@ -11,7 +11,10 @@
 #define ANN_ENV_PLAN	"LEVER_ANNOTATE_PLAN"	 /* the plan file; the runtime idles without it */
 #define ANN_ENV_VERBOSE "LEVER_ANNOTATE_VERBOSE" /* "1": what was patched, on stderr */
 #define ANN_ENV_SEED	"LEVER_ANNOTATE_SEED"	 /* reservoir RNG seed; default from the clock */
-/* "0": no writer thread, each thread formats its own records (doc/annotate-record.md) */
+/*
+ * The record writer thread (doc/annotate-record.md): "0" none (each thread
+ * formats its own records), "normal" at normal priority; else SCHED_IDLE.
+ */
 #define ANN_ENV_WRITER "LEVER_ANNOTATE_WRITER"
 
 /* The plan file's first line (magic and version). */
