@@ -287,6 +287,12 @@ python3 "$bench/annotate/real_table.py" "$ar/overhead.tsv" >"$tmp/ar-overhead.md
 settle_file "$ar/overhead.md" "$tmp/ar-overhead.md"
 settle_quoted_table "$ar/README.md" "$tmp/ar-overhead.md" || true
 
+# bench/annotate_probe/README.md: its copy of the table run.sh prints
+# (table.py on raw.csv beside it).
+ap=$bench/annotate_probe
+python3 "$ap/table.py" "$ap/raw.csv" >"$tmp/annotate-probe.md"
+settle_quoted_table "$ap/README.md" "$tmp/annotate-probe.md" || true
+
 # The rest, listed so that nothing looks regenerable that is not.
 [ -f "$results/startup-raw/meta" ] ||
 	echo "regenerate: startup.md: not regenerable (its header says so): its raw data were never kept; bench/startup/run.sh BUILD now keeps them in startup-raw/ (startup-reduced.md shows that pipeline)"
