@@ -284,7 +284,8 @@ static size_t format_line(char *buf, size_t size, const struct ann_probe *p, uin
 		put_value(&o, values[i]);
 	}
 	/* the per-call fields of variable length, already text */
-	put(&o, tail, tail_len);
+	if (tail_len)
+		put(&o, tail, tail_len);
 	*o.p++ = '\n';
 	return (size_t)(o.p - buf);
 }
