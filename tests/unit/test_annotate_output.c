@@ -220,6 +220,18 @@ struct worker {
 	int n;
 };
 
+/*
+ * The first call id of a thread slot: the slot in the high half, and low
+ * digits 10000 short of a multiple of 10^8, so that the ids' decimal text
+ * carries past its last eight digits (output.c's id cache) in mid-run.
+ */
+static uint64_t first_id(uint64_t slot)
+{
+	uint64_t base = slot << 32;
+
+	return base + (100000000u - 10000u + 100000000u - base % 100000000u) % 100000000u;
+}
+
 /* n calls of two probes (one with two features) on a thread of its own */
 static void *worker_main(void *arg)
 {
@@ -229,7 +241,7 @@ static void *worker_main(void *arg)
 	for (int i = 0; i < w->n; i++) {
 		struct ann_metrics_snapshot d = {{0}};
 		double v[2] = {i, 0.5};
-		uint64_t id = (uint64_t)w->t->slot << 32 | (uint64_t)(i + 1);
+		uint64_t id = first_id(w->t->slot) + (uint64_t)i;
 
 		d.v[ANN_TIME] = 1000 + (uint64_t)i;
 		ann_output_record(me, &ann_plan.probes[i % 2], id, i % 2 ? id - 1 : 0, -1, &d, v);
@@ -290,10 +302,11 @@ static void records_from_threads(bool with_writer)
 		one[len] = 0;
 		assert_int_equal(
 		    sscanf(one, "C %u %llu %llu time=%lf%n", &sym, &id, &parent, &us, &used), 4);
-		k = (int)(id & 0xffffffff) - 1;
+		k = (int)(id - first_id(id >> 32));
 		assert_true(id >> 32 >= 1 && id >> 32 <= THREADS && k >= 0 && k < N);
 		assert_int_equal(seen[(id >> 32) - 1][k]++, 0);
 		assert_int_equal(sym, k % 2 ? 5 : 4);
+		assert_true(parent == (k % 2 ? id - 1 : 0));
 		assert_true(fabs(us - (1000 + k) / 1000.0) < 1e-9);
 		if (k % 2)
 			strcpy(want, "\n");
