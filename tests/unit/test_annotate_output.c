@@ -305,6 +305,8 @@ static void records_from_threads(bool with_writer)
 		k = (int)(id - first_id(id >> 32));
 		assert_true(id >> 32 >= 1 && id >> 32 <= THREADS && k >= 0 && k < N);
 		assert_int_equal(seen[(id >> 32) - 1][k]++, 0);
+		/* a thread's lines in the order its calls ended */
+		assert_true(k == 0 || seen[(id >> 32) - 1][k - 1]);
 		assert_int_equal(sym, k % 2 ? 5 : 4);
 		assert_true(parent == (k % 2 ? id - 1 : 0));
 		assert_true(fabs(us - (1000 + k) / 1000.0) < 1e-9);

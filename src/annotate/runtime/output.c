@@ -457,11 +457,20 @@ static void drain(struct ann_recbuf *b, char *stage)
 	atomic_store_explicit(&b->full, 0, memory_order_release);
 }
 
+/*
+ * A thread waiting for the writer sleeps on the lock (a futex): the writer is
+ * SCHED_IDLE, so the CPU this frees is what lets it finish.
+ */
 static void lock_buf(struct ann_recbuf *b)
 {
-	for (int i = 0; atomic_exchange_explicit(&b->lock, 1, memory_order_acquire); i++)
-		if (i > 64)
-			sched_yield(); /* the writer thread, descheduled while it writes */
+	struct timespec ms = {0, 1000 * 1000};
+
+	for (int i = 0; atomic_exchange_explicit(&b->lock, 1, memory_order_acquire); i++) {
+		if (i < 64)
+			continue;
+		atomic_store(&b->waiting, 1);
+		syscall(SYS_futex, &b->lock, FUTEX_WAIT_PRIVATE, 1, &ms, NULL, 0);
+	}
 }
 
 static bool try_lock_buf(struct ann_recbuf *b)
@@ -471,7 +480,9 @@ static bool try_lock_buf(struct ann_recbuf *b)
 
 static void unlock_buf(struct ann_recbuf *b)
 {
-	atomic_store_explicit(&b->lock, 0, memory_order_release);
+	atomic_store(&b->lock, 0);
+	if (atomic_load(&b->waiting) && atomic_exchange(&b->waiting, 0))
+		syscall(SYS_futex, &b->lock, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
 }
 
 /* The owner formats and writes one of its buffers itself. */
@@ -645,8 +656,8 @@ void ann_output_set_direct(void)
 
 /*
  * The buffer being filled is full: hand it to the writer and go on in the
- * other one; if the writer has not written that one yet, or there is no
- * writer, write this one now and go on in it.
+ * other one, written here first if the writer has not written it yet;
+ * without a writer, write this one now and go on in it.
  */
 static __attribute__((noinline)) struct ann_recbuf *hand_over(struct ann_thread *t)
 {
@@ -657,15 +668,13 @@ static __attribute__((noinline)) struct ann_recbuf *hand_over(struct ann_thread 
 		drain_own(t, b);
 		return b;
 	}
-	if (atomic_load_explicit(&other->full, memory_order_acquire)) {
-		/*
-		 * The writer is behind (it has no idle CPU): this buffer is
-		 * written here, timed, and the other one left to the writer,
-		 * never waited for (it may be writing it, at its low priority).
-		 */
-		drain_own(t, b);
-		return b;
-	}
+	/*
+	 * The writer is behind (it has no idle CPU): the other, older buffer
+	 * is written here first, timed, so that a thread's lines stay in the
+	 * order its calls ended (waiting for the writer if it is writing it).
+	 */
+	if (atomic_load_explicit(&other->full, memory_order_acquire))
+		drain_own(t, other);
 	atomic_store_explicit(&b->full, 1, memory_order_release);
 	wake_writer();
 	t->cur ^= 1;
@@ -927,11 +936,8 @@ void ann_output_flush_thread(void)
 
 	if (!t)
 		return;
-	/* the older buffer first, unless the writer is writing it */
-	if (try_lock_buf(&t->rec[t->cur ^ 1])) {
-		unlock_buf(&t->rec[t->cur ^ 1]);
-		drain_own(t, &t->rec[t->cur ^ 1]);
-	}
+	/* the older buffer first (its lines come first), then the current one */
+	drain_own(t, &t->rec[t->cur ^ 1]);
 	drain_own(t, &t->rec[t->cur]);
 }
 

@@ -53,10 +53,10 @@ struct ann_rec {
  * Whoever formats and writes a buffer holds its lock.
  */
 struct ann_recbuf {
-	_Atomic uint32_t len;  /* bytes of whole records in data */
-	_Atomic uint32_t full; /* handed over: the owner appends to the other one */
-	_Atomic uint32_t lock; /* held while its records are formatted and written */
-	uint32_t pad;
+	_Atomic uint32_t len;	  /* bytes of whole records in data */
+	_Atomic uint32_t full;	  /* handed over: the owner appends to the other one */
+	_Atomic uint32_t lock;	  /* held while its records are formatted and written */
+	_Atomic uint32_t waiting; /* someone sleeps until lock is released */
 	_Alignas(8) char data[ANN_REC_BUFFER];
 };
 
