@@ -18,8 +18,8 @@
 #   sled-all      the same, every call recorded (--rate=all)
 #   sled-all-nw   the same without the writer thread (LEVER_ANNOTATE_WRITER=0):
 #                 the thread formats and writes its own records
-#   sled-all-wn   the same with the writer at normal priority
-#                 (LEVER_ANNOTATE_WRITER=normal) instead of SCHED_IDLE
+#   sled-all-wi   the same with the writer as SCHED_IDLE
+#                 (LEVER_ANNOTATE_WRITER=idle)
 #   live, live-all  the -O2 build patched live
 #   uprobe-all    --probe=uprobe, every call (the kernel traps; fewer calls)
 #   pg-base       the -pg build without uftrace (mcount stubs)
@@ -52,7 +52,7 @@ run_variant() { # VARIANT -> ns per call
 	sled) rec --no-features -f empty -- "$tmp/loop_sled" "$n" ;;
 	sled-all) rec --no-features --rate=all -f empty -- "$tmp/loop_sled" "$n" ;;
 	sled-all-nw) LEVER_ANNOTATE_WRITER=0 rec --no-features --rate=all -f empty -- "$tmp/loop_sled" "$n" ;;
-	sled-all-wn) LEVER_ANNOTATE_WRITER=normal rec --no-features --rate=all -f empty -- "$tmp/loop_sled" "$n" ;;
+	sled-all-wi) LEVER_ANNOTATE_WRITER=idle rec --no-features --rate=all -f empty -- "$tmp/loop_sled" "$n" ;;
 	sled-5f) rec -f empty -- "$tmp/loop_sled" "$n" ;;
 	sled-all-5f) rec --rate=all -f empty -- "$tmp/loop_sled" "$n" ;;
 	live) rec --no-features -f empty -- "$tmp/loop" "$n" ;;
@@ -63,7 +63,7 @@ run_variant() { # VARIANT -> ns per call
 	esac | awk '/^ns_per_call/ { print $2 "," $8 }'
 }
 
-variants="base sled sled-all sled-all-nw sled-all-wn sled-5f sled-all-5f live live-all uprobe-all pg-base uftrace"
+variants="base sled sled-all sled-all-nw sled-all-wi sled-5f sled-all-5f live live-all uprobe-all pg-base uftrace"
 out=$here/raw.csv
 {
 	echo "# bench/annotate_probe/run.sh $(date -u +%Y-%m-%dT%H:%M:%SZ) rounds=$rounds n=$n n_slow=$n_slow"

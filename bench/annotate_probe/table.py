@@ -33,7 +33,7 @@ def main(path):
     print("| variant | rounds | ns/call median | min-max | probe cost ns/call "
           "| ratio to base | cost / uftrace's | process CPU ns/call |")
     print("|---|---|---|---|---|---|---|---|")
-    for v in ["base", "sled", "sled-all", "sled-all-nw", "sled-all-wn", "sled-5f", "sled-all-5f", "live",
+    for v in ["base", "sled", "sled-all", "sled-all-nw", "sled-all-wi", "sled-5f", "sled-all-5f", "live",
               "live-all", "uprobe-all", "pg-base", "uftrace"]:
         if v not in rows:
             continue

@@ -458,8 +458,8 @@ static void drain(struct ann_recbuf *b, char *stage)
 }
 
 /*
- * A thread waiting for the writer sleeps on the lock (a futex): the writer is
- * SCHED_IDLE, so the CPU this frees is what lets it finish.
+ * A thread waiting for the writer sleeps on the lock (a futex): the CPU this
+ * frees may be what lets the writer finish.
  */
 static void lock_buf(struct ann_recbuf *b)
 {
@@ -503,8 +503,13 @@ static void drain_own(struct ann_thread *t, struct ann_recbuf *b)
 /*
  * The writer thread formats and writes the buffers the probed threads hand
  * over, so that a recorded call costs its thread the copy of a few words.
- * It runs as SCHED_IDLE (on CPU time no other thread wants) and sleeps on a
- * futex until a buffer is handed over (or 100 ms). Exit,
+ * It sleeps on a futex until a buffer is handed over (or 100 ms). On a
+ * machine without an idle CPU it takes the probed threads' CPU at times,
+ * inside the spans of their calls where the probe cannot see it;
+ * LEVER_ANNOTATE_WRITER=idle makes it SCHED_IDLE, which keeps the spans
+ * exact there, but it then rarely gets a CPU at all (the scheduler wakes it
+ * on the CPU of the thread that handed the buffer over, where it starves),
+ * and the threads write their own buffers. Exit,
  * fork, exec, _exit and fatal signals pause it (it finishes the buffer it is
  * writing, so that no write of it is cut) and write the rest themselves.
  * Without it (it could not start; a forked child, which has no thread but
@@ -514,7 +519,7 @@ static pthread_t writer;
 static _Atomic int writer_running, writer_stop, writer_pause, writer_busy, writer_asleep;
 static _Atomic uint32_t writer_wake; /* the futex word: bumped at every hand-over */
 static char *writer_stage;
-static bool writer_normal; /* LEVER_ANNOTATE_WRITER=normal: not SCHED_IDLE */
+static bool writer_idle; /* LEVER_ANNOTATE_WRITER=idle: SCHED_IDLE */
 static __thread bool on_writer __attribute__((tls_model("initial-exec")));
 
 static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *timeout)
@@ -567,13 +572,8 @@ static void *writer_main(void *arg)
 	on_writer = true;
 	if (t)
 		t->disabled = 1; /* this thread is ours: no probes on it */
-	/*
-	 * Only CPU time nobody else wants: on a machine without an idle CPU
-	 * the writer would take the probed threads' time, inside the spans of
-	 * their calls where the probe cannot see it; there they write their
-	 * buffers themselves, timed, and the writer falls behind.
-	 */
-	if (!writer_normal)
+	/* only CPU time nobody else wants, if asked (see above) */
+	if (writer_idle)
 		sched_setscheduler(0, SCHED_IDLE, &(struct sched_param){0});
 	while (!atomic_load(&writer_stop)) {
 		uint32_t seq = atomic_load(&writer_wake);
@@ -594,7 +594,7 @@ void ann_output_start_writer(void)
 
 	if (how && strcmp(how, "0") == 0)
 		return;
-	writer_normal = how && strcmp(how, "normal") == 0;
+	writer_idle = how && strcmp(how, "idle") == 0;
 	if (!(writer_stage = map_stage()))
 		return;
 	/* every signal blocked in the writer: the program's signals go to its own threads */

@@ -13,7 +13,7 @@
 #define ANN_ENV_SEED	"LEVER_ANNOTATE_SEED"	 /* reservoir RNG seed; default from the clock */
 /*
  * The record writer thread (doc/annotate-record.md): "0" none (each thread
- * formats its own records), "normal" at normal priority; else SCHED_IDLE.
+ * formats its own records), "idle" as SCHED_IDLE; else at normal priority.
  */
 #define ANN_ENV_WRITER "LEVER_ANNOTATE_WRITER"
 
