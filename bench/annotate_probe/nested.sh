@@ -32,6 +32,7 @@ out=$here/nested.csv
 } >"$out"
 for r in $(seq 1 "$rounds"); do
 	for v in $(printf '%s\n' alone nested | shuf); do
+		# LEVER_ANNOTATE_WRITER passes through (=idle: a SCHED_IDLE writer)
 		if [ "$v" = alone ]; then
 			"$lever" annotate record --no-features --rate=all -f outer -o "$tmp/r" -- "$prog" 200 1000 >/dev/null 2>&1
 		else

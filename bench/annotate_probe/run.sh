@@ -6,14 +6,20 @@
 # uninstrumented and against `uftrace record` on a -pg build, in one
 # interleaved run (every round runs every variant, in a fresh random order).
 #
-# The program times its own loop (CLOCK_MONOTONIC around N calls), so
+# The program times its own loop (its thread's CPU time around N calls), so
 # start-up, planning and the final write are left out: the figure is ns per
-# call of the loop. Variants:
+# call of the loop; beside it the process's CPU time over the loop (with
+# lever's record writer thread; uftrace's recorder is another process, not in
+# it). Variants:
 #   base          -O2 build, no probes
 #   sled          lever cc --annotate build (-fpatchable-function-entry=5),
 #                 --metrics=time, default rate (100 calls per 5 s recorded,
 #                 the others pass through the probe's reservoir decision)
 #   sled-all      the same, every call recorded (--rate=all)
+#   sled-all-nw   the same without the writer thread (LEVER_ANNOTATE_WRITER=0):
+#                 the thread formats and writes its own records
+#   sled-all-wi   the same with the writer as SCHED_IDLE
+#                 (LEVER_ANNOTATE_WRITER=idle)
 #   live, live-all  the -O2 build patched live
 #   uprobe-all    --probe=uprobe, every call (the kernel traps; fewer calls)
 #   pg-base       the -pg build without uftrace (mcount stubs)
@@ -45,6 +51,8 @@ run_variant() { # VARIANT -> ns per call
 	base) "$tmp/loop" "$n" ;;
 	sled) rec --no-features -f empty -- "$tmp/loop_sled" "$n" ;;
 	sled-all) rec --no-features --rate=all -f empty -- "$tmp/loop_sled" "$n" ;;
+	sled-all-nw) LEVER_ANNOTATE_WRITER=0 rec --no-features --rate=all -f empty -- "$tmp/loop_sled" "$n" ;;
+	sled-all-wi) LEVER_ANNOTATE_WRITER=idle rec --no-features --rate=all -f empty -- "$tmp/loop_sled" "$n" ;;
 	sled-5f) rec -f empty -- "$tmp/loop_sled" "$n" ;;
 	sled-all-5f) rec --rate=all -f empty -- "$tmp/loop_sled" "$n" ;;
 	live) rec --no-features -f empty -- "$tmp/loop" "$n" ;;
@@ -52,16 +60,16 @@ run_variant() { # VARIANT -> ns per call
 	uprobe-all) rec --no-features --rate=all --probe=uprobe -f empty -- "$tmp/loop" "$n_slow" ;;
 	pg-base) (cd "$tmp" && ./loop_pg "$n") ;; # gmon.out lands in $tmp
 	uftrace) (cd "$tmp" && uftrace record -d "$tmp/uftrace.data" ./loop_pg "$n") ;;
-	esac | awk '/^ns_per_call/ { print $2 }'
+	esac | awk '/^ns_per_call/ { print $2 "," $8 }'
 }
 
-variants="base sled sled-all sled-5f sled-all-5f live live-all uprobe-all pg-base uftrace"
+variants="base sled sled-all sled-all-nw sled-all-wi sled-5f sled-all-5f live live-all uprobe-all pg-base uftrace"
 out=$here/raw.csv
 {
 	echo "# bench/annotate_probe/run.sh $(date -u +%Y-%m-%dT%H:%M:%SZ) rounds=$rounds n=$n n_slow=$n_slow"
 	echo "# host: $(uname -r), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 	echo "# uptime before: $(uptime)"
-	echo "round,variant,ns_per_call"
+	echo "round,variant,ns_per_call,process_ns_per_call"
 } >"$out"
 for r in $(seq 1 "$rounds"); do
 	for v in $(printf '%s\n' $variants | shuf); do

@@ -290,6 +290,12 @@ python3 "$bench/annotate/real_features_table.py" "$ar" list_sort sqlite >"$tmp/a
 settle_file "$ar/features.md" "$tmp/ar-features.md"
 settle_quoted_table "$ar/README.md" "$tmp/ar-features.md" || true
 
+# bench/annotate_probe/README.md: its copy of the table run.sh prints
+# (table.py on raw.csv beside it).
+ap=$bench/annotate_probe
+python3 "$ap/table.py" "$ap/raw.csv" >"$tmp/annotate-probe.md"
+settle_quoted_table "$ap/README.md" "$tmp/annotate-probe.md" || true
+
 # The rest, listed so that nothing looks regenerable that is not.
 [ -f "$results/startup-raw/meta" ] ||
 	echo "regenerate: startup.md: not regenerable (its header says so): its raw data were never kept; bench/startup/run.sh BUILD now keeps them in startup-raw/ (startup-reduced.md shows that pipeline)"

@@ -5,10 +5,13 @@
  * record's format (units, missing values, ids and parents), whole lines
  * through the thread buffer and its flushes, reservoir sampling per symbol
  * and period (the first N calls, then slots in range, every call counted,
- * each period written once), and a record the analysis reader accepts.
+ * each period written once), binary records from several threads formatted
+ * by the writer thread or by their own threads (every call once), and a
+ * record the analysis reader accepts.
  * RUNTIME label: runs under ASan+UBSan.
  */
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,9 +29,15 @@
 struct ann_plan ann_plan;
 bool ann_verbose;
 struct ann_thread *ann_threads[ANN_MAX_THREADS];
-static struct ann_thread *me;
+static __thread struct ann_thread *me;
 
 struct ann_thread *ann_thread_current(void)
+{
+	return me;
+}
+
+/* The writer thread's own: none here (it runs no probes). */
+struct ann_thread *ann_thread_get(void)
 {
 	return me;
 }
@@ -47,7 +56,7 @@ static char path[] = "/tmp/lever-test-output-XXXXXX";
 static char *slurp(void)
 {
 	FILE *f = fopen(path, "r");
-	static char buf[1 << 20];
+	static char buf[1 << 24];
 	size_t n;
 
 	assert_non_null(f);
@@ -240,6 +249,130 @@ static void reservoir_per_period(void **state)
 	assert_int_equal(p->calls, 1001);
 }
 
+struct worker {
+	struct ann_thread *t;
+	int n;
+};
+
+/*
+ * The first call id of a thread slot: the slot in the high half, and low
+ * digits 10000 short of a multiple of 10^8, so that the ids' decimal text
+ * carries past its last eight digits (output.c's id cache) in mid-run.
+ */
+static uint64_t first_id(uint64_t slot)
+{
+	uint64_t base = slot << 32;
+
+	return base + (100000000u - 10000u + 100000000u - base % 100000000u) % 100000000u;
+}
+
+/* n calls of two probes (one with two features) on a thread of its own */
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+
+	me = w->t;
+	for (int i = 0; i < w->n; i++) {
+		struct ann_metrics_snapshot d = {{0}};
+		double v[2] = {i, 0.5};
+		uint64_t id = first_id(w->t->slot) + (uint64_t)i;
+
+		d.v[ANN_TIME] = 1000 + (uint64_t)i;
+		ann_output_record(me, &ann_plan.probes[i % 2], id, i % 2 ? id - 1 : 0, -1, &d, v,
+				  NULL);
+	}
+	return NULL;
+}
+
+/*
+ * Every call kept on three threads at once, each filling its two record
+ * buffers about a dozen times: each call's line once, whole, with its values,
+ * whether the writer thread formats the full buffers (with_writer) or each
+ * thread its own.
+ */
+static void records_from_threads(bool with_writer)
+{
+	enum { THREADS = 3, N = 20000 };
+	static char seen[THREADS][N];
+	struct worker w[THREADS];
+	pthread_t th[THREADS];
+	const char *out, *c;
+	int lines = 0;
+
+	ann_plan.metrics = ANN_METRIC_BIT(ANN_TIME);
+	ann_plan.rate_n = 0;
+	ann_plan.n_probes = 2;
+	ann_plan.probes = calloc(2, sizeof(*ann_plan.probes));
+	ann_plan.probes[0] = (struct ann_probe){.symbol = 4, .n_features = 2, .name = strdup("f")};
+	ann_plan.probes[1] = (struct ann_probe){.symbol = 5, .name = strdup("g")};
+	assert_int_equal(ann_reservoirs_init(), 0);
+	if (with_writer)
+		ann_output_start_writer();
+	memset(seen, 0, sizeof(seen));
+	for (int i = 0; i < THREADS; i++) {
+		w[i] = (struct worker){.t = calloc(1, sizeof(struct ann_thread)), .n = N};
+		assert_non_null(w[i].t);
+		w[i].t->slot = (uint32_t)i + 1;
+		ann_threads[i + 1] = w[i].t;
+		assert_int_equal(pthread_create(&th[i], NULL, worker_main, &w[i]), 0);
+	}
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(th[i], NULL);
+	/* most is written by now: all but the last two buffers of each thread */
+	assert_true(strlen(slurp()) > 0);
+	ann_output_stop_writer();
+	ann_output_flush_all();
+	out = slurp();
+	for (c = out; *c; c = strchr(c, '\n') + 1) {
+		unsigned sym;
+		unsigned long long id, parent;
+		double us;
+		int used = 0, k;
+		char want[64], one[128];
+		size_t len = (size_t)(strchr(c, '\n') - c) + 1;
+
+		/* sscanf on one line: on the whole output it would measure it every time */
+		assert_true(len < sizeof(one));
+		memcpy(one, c, len);
+		one[len] = 0;
+		assert_int_equal(
+		    sscanf(one, "C %u %llu %llu time=%lf%n", &sym, &id, &parent, &us, &used), 4);
+		k = (int)(id - first_id(id >> 32));
+		assert_true(id >> 32 >= 1 && id >> 32 <= THREADS && k >= 0 && k < N);
+		assert_int_equal(seen[(id >> 32) - 1][k]++, 0);
+		/* a thread's lines in the order its calls ended */
+		assert_true(k == 0 || seen[(id >> 32) - 1][k - 1]);
+		assert_int_equal(sym, k % 2 ? 5 : 4);
+		assert_true(parent == (k % 2 ? id - 1 : 0));
+		assert_true(fabs(us - (1000 + k) / 1000.0) < 1e-9);
+		if (k % 2)
+			strcpy(want, "\n");
+		else
+			snprintf(want, sizeof(want), " 0=%d 1=0.5\n", k);
+		assert_string_equal(one + used, want);
+		lines++;
+	}
+	assert_int_equal(lines, THREADS * N);
+	assert_int_equal(ann_plan.probes[0].recorded + ann_plan.probes[1].recorded, THREADS * N);
+	assert_int_equal(ann_plan.probes[0].sampled, THREADS * N / 2);
+	for (int i = 0; i < THREADS; i++) {
+		ann_threads[i + 1] = NULL;
+		free(w[i].t);
+	}
+}
+
+static void records_formatted_by_their_threads(void **state)
+{
+	(void)state;
+	records_from_threads(false);
+}
+
+static void records_formatted_by_the_writer(void **state)
+{
+	(void)state;
+	records_from_threads(true);
+}
+
 /* The summary states the calibrated costs first, then a line per probe. */
 static void summary_states_probe_costs(void **state)
 {
@@ -267,6 +400,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(ids_are_unique_and_positive, setup, teardown),
 	    cmocka_unit_test_setup_teardown(whole_lines_through_the_buffer, setup, teardown),
 	    cmocka_unit_test_setup_teardown(reservoir_per_period, setup, teardown),
+	    cmocka_unit_test_setup_teardown(records_formatted_by_their_threads, setup, teardown),
+	    cmocka_unit_test_setup_teardown(records_formatted_by_the_writer, setup, teardown),
 	    cmocka_unit_test_setup_teardown(summary_states_probe_costs, setup, teardown),
 	};
 

@@ -34,7 +34,7 @@ static void flush_before_death(void)
 
 	if (t)
 		t->busy = 1; /* no probe of a handler that runs now */
-	ann_output_flush_all();
+	ann_output_flush_paused();
 }
 
 /* A fatal signal whose action is the program's default: write, then die of it. */
@@ -73,7 +73,8 @@ __attribute__((destructor)) static void at_exit(void)
 {
 	if (!active)
 		return;
-	ann_uprobe_finish(); /* its reader thread writes its last lines first */
+	ann_uprobe_finish();	  /* its reader thread writes its last lines first */
+	ann_output_stop_writer(); /* what was handed over to it, then the rest here */
 	ann_output_flush_all();
 	ann_output_set_direct();
 	ann_output_summary();
@@ -82,7 +83,12 @@ __attribute__((destructor)) static void at_exit(void)
 
 static void before_fork(void)
 {
-	ann_output_flush_all();
+	ann_output_flush_paused();
+}
+
+static void after_fork_parent(void)
+{
+	ann_output_resume();
 }
 
 static void after_fork_child(void)
@@ -116,10 +122,11 @@ __attribute__((constructor)) static void ann_init(void)
 		return;
 	}
 	ann_calibrate();
+	ann_output_start_writer();
 	active = true;
 	ann_branches_init();
 	ann_install_probes();
-	pthread_atfork(before_fork, NULL, after_fork_child);
+	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 	install_signal_flush();
 	/* after the flush handler, which the safe reads' fault fix-up chains to;
 	   now rather than at the first sampled call, which would pay for it;

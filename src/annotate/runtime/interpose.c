@@ -51,41 +51,53 @@ EXPORT void *dlopen(const char *file, int mode)
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	static int (*real)(const char *, char *const[], char *const[]);
+	int ret;
 
 	if (!real)
 		real = (int (*)(const char *, char *const[], char *const[]))next("execve");
-	ann_output_flush_all();
-	return real(path, argv, envp);
+	ann_output_flush_paused();
+	ret = real(path, argv, envp);
+	ann_output_resume(); /* it failed */
+	return ret;
 }
 
 EXPORT int execv(const char *path, char *const argv[])
 {
 	static int (*real)(const char *, char *const[]);
+	int ret;
 
 	if (!real)
 		real = (int (*)(const char *, char *const[]))next("execv");
-	ann_output_flush_all();
-	return real(path, argv);
+	ann_output_flush_paused();
+	ret = real(path, argv);
+	ann_output_resume(); /* it failed */
+	return ret;
 }
 
 EXPORT int execvp(const char *file, char *const argv[])
 {
 	static int (*real)(const char *, char *const[]);
+	int ret;
 
 	if (!real)
 		real = (int (*)(const char *, char *const[]))next("execvp");
-	ann_output_flush_all();
-	return real(file, argv);
+	ann_output_flush_paused();
+	ret = real(file, argv);
+	ann_output_resume(); /* it failed */
+	return ret;
 }
 
 EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	static int (*real)(const char *, char *const[], char *const[]);
+	int ret;
 
 	if (!real)
 		real = (int (*)(const char *, char *const[], char *const[]))next("execvpe");
-	ann_output_flush_all();
-	return real(file, argv, envp);
+	ann_output_flush_paused();
+	ret = real(file, argv, envp);
+	ann_output_resume(); /* it failed */
+	return ret;
 }
 
 /* execl, execlp, execle: their arguments as a vector, then the v-forms above. */
@@ -143,7 +155,7 @@ EXPORT void _exit(int status)
 
 	if (!real)
 		real = (void (*)(int))next("_exit");
-	ann_output_flush_all();
+	ann_output_flush_paused();
 	real(status);
 	__builtin_unreachable();
 }

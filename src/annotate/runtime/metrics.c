@@ -212,14 +212,22 @@ static void store_rusage(struct ann_metrics_snapshot *out, unsigned mask, const 
 		out->v[ANN_CS] = (uint64_t)ru->ru_nvcsw + (uint64_t)ru->ru_nivcsw;
 }
 
-void ann_metrics_read(struct ann_metrics_snapshot *out, unsigned mask)
+/* time and hold, at the clock reading now */
+static void store_clock(struct ann_metrics_snapshot *out, unsigned mask, uint64_t now)
 {
-	uint64_t now = 0;
-
-	if (mask & CLOCK_METRICS)
-		now = ann_clock_ns();
 	if (mask & ANN_METRIC_BIT(ANN_TIME))
 		out->v[ANN_TIME] = now;
+	if (mask & ANN_METRIC_BIT(ANN_HOLD)) {
+		uint32_t held = ann_counters.held;
+
+		atomic_signal_fence(memory_order_seq_cst);
+		out->v[ANN_HOLD] = ann_counters.hold + (held ? now - ann_counters.hold_since : 0);
+	}
+}
+
+/* the metrics that are not the clock */
+static void read_others(struct ann_metrics_snapshot *out, unsigned mask)
+{
 	if (mask & ANN_METRIC_BIT(ANN_CPU)) {
 		struct timespec ts;
 
@@ -230,16 +238,39 @@ void ann_metrics_read(struct ann_metrics_snapshot *out, unsigned mask)
 		out->v[ANN_MEM] = ann_counters.mem;
 	if (mask & ANN_METRIC_BIT(ANN_WAIT))
 		out->v[ANN_WAIT] = ann_counters.wait;
-	if (mask & ANN_METRIC_BIT(ANN_HOLD)) {
-		uint32_t held = ann_counters.held;
-
-		atomic_signal_fence(memory_order_seq_cst);
-		out->v[ANN_HOLD] = ann_counters.hold + (held ? now - ann_counters.hold_since : 0);
-	}
 	if (mask & RUSAGE_METRICS) {
 		struct rusage ru;
 
 		if (getrusage(RUSAGE_THREAD, &ru) == 0)
 			store_rusage(out, mask, &ru);
 	}
+}
+
+void ann_metrics_read(struct ann_metrics_snapshot *out, unsigned mask)
+{
+	store_clock(out, mask, mask & CLOCK_METRICS ? ann_clock_ns() : 0);
+	if (mask & ~CLOCK_METRICS)
+		read_others(out, mask);
+}
+
+static uint64_t clock_at(unsigned mask, uint64_t tsc)
+{
+	if (!(mask & CLOCK_METRICS))
+		return 0;
+	return ann_clock.source == ANN_CLOCK_TSC ? ann_tsc_ns(tsc) : ann_monotonic_ns();
+}
+
+uint64_t ann_metrics_read_tsc(struct ann_metrics_snapshot *out, unsigned mask, uint64_t tsc)
+{
+	if (tsc) {
+		store_clock(out, mask, clock_at(mask, tsc));
+		if (mask & ~CLOCK_METRICS)
+			read_others(out, mask);
+		return tsc;
+	}
+	if (mask & ~CLOCK_METRICS)
+		read_others(out, mask);
+	tsc = ann_rdtsc();
+	store_clock(out, mask, clock_at(mask, tsc));
+	return tsc;
 }

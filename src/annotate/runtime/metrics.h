@@ -38,5 +38,12 @@ int ann_metrics_init(unsigned mask);
  * they are). Async-signal-safe, no allocation.
  */
 void ann_metrics_read(struct ann_metrics_snapshot *out, unsigned mask);
+/*
+ * The same, sharing one TSC read with the probe that times itself: the
+ * clock metrics (time, hold) are those of the TSC reading tsc when the clock
+ * is the TSC, the others are read now; with tsc 0 the TSC is read last,
+ * after the other metrics. Returns the TSC reading used.
+ */
+uint64_t ann_metrics_read_tsc(struct ann_metrics_snapshot *out, unsigned mask, uint64_t tsc);
 
 #endif

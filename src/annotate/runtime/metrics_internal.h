@@ -66,14 +66,18 @@ static inline uint64_t ann_rdtsc(void)
 	return (uint64_t)hi << 32 | lo;
 }
 
+/* A TSC reading in nanoseconds, when the chosen clock is the TSC. */
+static inline uint64_t ann_tsc_ns(uint64_t tsc)
+{
+	return ann_clock.ns0 +
+	       (uint64_t)((unsigned __int128)(tsc - ann_clock.tsc0) * ann_clock.mult >> 32);
+}
+
 /* Nanoseconds on the chosen clock (comparable with CLOCK_MONOTONIC). */
 static inline uint64_t ann_clock_ns(void)
 {
 	if (ann_clock.source == ANN_CLOCK_TSC)
-		return ann_clock.ns0 +
-		       (uint64_t)((unsigned __int128)(ann_rdtsc() - ann_clock.tsc0) *
-				      ann_clock.mult >>
-				  32);
+		return ann_tsc_ns(ann_rdtsc());
 	return ann_monotonic_ns();
 }
 

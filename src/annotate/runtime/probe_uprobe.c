@@ -301,17 +301,15 @@ static void call_returned(struct tid_stack *st, uint64_t t1)
 	struct open_call *c = &st->calls[--st->depth];
 	struct ann_metrics_snapshot d = {0};
 	uint64_t own = cost_inside_ns + c->nested * cost_full_ns, span = t1 - c->t0;
-	char line[ANN_LINE_STACK];
-	size_t len;
 
 	if (st->depth)
 		st->calls[st->depth - 1].nested += c->nested + 1;
 	if (c->slot == -2)
 		return; /* not sampled */
 	d.v[ANN_TIME] = span > own ? span - own : 0;
-	len = ann_format_call(line, sizeof(line), c->probe, c->id,
-			      st->depth ? st->calls[st->depth - 1].id : 0, &d, NULL, NULL);
-	ann_output_call(c->probe, c->id, c->slot, line, len); /* counts it */
+	/* counted where it is formatted */
+	ann_output_record(ann_thread_current(), c->probe, c->id,
+			  st->depth ? st->calls[st->depth - 1].id : 0, c->slot, &d, NULL, NULL);
 }
 
 static void process(const struct sample *s)
@@ -426,7 +424,7 @@ static uint64_t loop_ns(int n)
 static void calibrate(void)
 {
 	enum { N = 2000 };
-	static struct ann_probe cal = {.name = "uprobe calibration"};
+	static struct ann_probe cal = {.index = ANN_NO_INDEX, .name = "uprobe calibration"};
 	uintptr_t target = (uintptr_t)ann_uprobe_calibration_target;
 	Dl_info info;
 	char why[256];

@@ -72,6 +72,7 @@ struct ann_branch {
 };
 
 struct ann_probe {
+	uint32_t index;	 /* in ann_plan.probes; ANN_NO_INDEX for the runtime's own */
 	uint32_t symbol; /* index in the record's S lines */
 	uint32_t module;
 	uint64_t addr; /* file address of the function */
@@ -97,6 +98,8 @@ struct ann_probe {
 	 */
 	_Atomic uint64_t calls, sampled, recorded, dropped_depth, dropped_busy, dropped_unwound;
 };
+
+#define ANN_NO_INDEX UINT32_MAX
 
 struct ann_plan {
 	char record[4096];
@@ -133,7 +136,7 @@ int ann_code_protect(uintptr_t addr, size_t len);
 /*
  * An entry trampoline for probe p, in two steps: _begin emits the code that
  * saves the registers into a struct ann_entry_regs, calls ann_on_entry(p,
- * regs, tsc) and restores them, and returns where the displaced instructions
+ * regs) and restores them, and returns where the displaced instructions
  * (relocated for that address by the caller, up to displaced_max bytes) go;
  * _end emits the jump to `resume` after them.
  */
@@ -175,10 +178,10 @@ void ann_install_probes(void);
 /* ------------------------------------------------------------ entry and exit */
 
 /*
- * Called by the entry trampolines and the exit trampoline, with the TSC they
- * read as soon as they had saved the registers (the probe's own time starts there).
+ * Called by the entry trampolines, and by the exit trampoline with the TSC
+ * it read as soon as it had saved the registers (where the call's span ends).
  */
-void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs, uint64_t tsc_in);
+void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs);
 uintptr_t ann_on_exit(uintptr_t sp, uint64_t tsc_in);
 /* Calibrate the probe's own cost (ns per probed call), once at start-up. */
 void ann_calibrate(void);
@@ -211,11 +214,22 @@ size_t ann_format_call(char *buf, size_t size, const struct ann_probe *p, uint64
 void ann_output_call(struct ann_probe *p, uint64_t id, int slot, const char *line, size_t len);
 /* Reservoir decision at entry: the slot (>= 0) or -1 (not sampled). */
 int ann_sample_decide(struct ann_probe *p, uint64_t now_ns);
-/* Write this thread's buffered lines (whole lines only). */
+/* Write this thread's buffered records (whole lines only). */
 void ann_output_flush_thread(void);
-/* Write every reservoir's lines and this thread's buffer (exit, exec, fatal signals). */
+/* Write every reservoir's lines and every thread's records (exit). */
 void ann_output_flush_all(void);
+/*
+ * The same with the writer thread left paused (fork, exec, _exit, fatal
+ * signals), until ann_output_resume if the process goes on.
+ */
+void ann_output_flush_paused(void);
+void ann_output_resume(void);
 void ann_output_after_fork_child(void);
+/* The writer thread that formats the records (after calibration), and its end at exit. */
+void ann_output_start_writer(void);
+void ann_output_stop_writer(void);
+/* Calls entered a probe (every call kept: the sum of the threads' counts). */
+uint64_t ann_probe_calls(const struct ann_probe *p);
 /* From now on every line is written as it is made (the end of the run). */
 void ann_output_set_direct(void);
 /* The summary at exit (probes installed, calls, recorded, dropped). */

@@ -11,6 +11,11 @@
 #define ANN_ENV_PLAN	"LEVER_ANNOTATE_PLAN"	 /* the plan file; the runtime idles without it */
 #define ANN_ENV_VERBOSE "LEVER_ANNOTATE_VERBOSE" /* "1": what was patched, on stderr */
 #define ANN_ENV_SEED	"LEVER_ANNOTATE_SEED"	 /* reservoir RNG seed; default from the clock */
+/*
+ * The record writer thread (doc/annotate-record.md): "0" none (each thread
+ * formats its own records), "idle" as SCHED_IDLE; else at normal priority.
+ */
+#define ANN_ENV_WRITER "LEVER_ANNOTATE_WRITER"
 
 /* The plan file's first line (magic and version). */
 #define ANN_PLAN_MAGIC	 "lever-annotate-plan"

@@ -37,15 +37,15 @@ static pthread_key_t thread_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
 /*
- * The probe's own time (spec §7.3 item 3). The handlers' whole work, from
- * their first instruction (before the thread lookup, the sampling decision,
- * a period's reservoir writes, the metric read that ends a span) to their
- * last, is timed at every call with the TSC (the instrumentation-time
- * accounting of the dissertation) and charged to every enclosing call on the
- * thread's shadow stack (through overhead_ns); what cannot be timed
- * that way is calibrated once at start-up on a probed function of this
- * library: the trampolines and the metric reads at the span's edges
- * (cost_unmeasured_ns), the part of the probe inside a call's own span
+ * The probe's own time (spec §7.3 item 3), charged to every enclosing call
+ * on the thread's shadow stack (through overhead_ns). What varies from call
+ * to call is timed with the TSC: the feature reads at a sampled entry, the
+ * reservoirs written when a period ends, a line formatted for a reservoir, a
+ * buffer the thread writes itself. The rest is the same at every call, and
+ * a TSC read costs ~20 ns on a VM, so it is calibrated once at start-up on a
+ * probed function of this library, through the real trampolines: a recorded
+ * call's cost outside its own span (cost_unmeasured_ns: both trampolines
+ * and handlers, the copy of its record), the part inside its span
  * (cost_inside_ns), and a call the rate does not sample (cost_skip_ns).
  */
 static uint64_t cost_unmeasured_ns, cost_inside_ns, cost_skip_ns;
@@ -67,11 +67,16 @@ static double ns_per_tick; /* calibrated at start-up against CLOCK_MONOTONIC */
  * that is absurd (over 0.1 s: a migration to a CPU whose TSC disagrees)
  * counts as nothing rather than as garbage; a slow write of the buffer counts.
  */
-static uint64_t window_ns(uint64_t tsc_from)
+static uint64_t span_ns(uint64_t tsc_from, uint64_t tsc_to)
 {
-	uint64_t d = __builtin_ia32_rdtsc() - tsc_from, ns = (uint64_t)((double)d * ns_per_tick);
+	uint64_t ns = (uint64_t)((double)(tsc_to - tsc_from) * ns_per_tick);
 
 	return ns < 100000000 ? ns : 0;
+}
+
+static uint64_t window_ns(uint64_t tsc_from)
+{
+	return span_ns(tsc_from, __builtin_ia32_rdtsc());
 }
 
 static void thread_destructor(void *arg)
@@ -115,6 +120,13 @@ struct ann_thread *ann_thread_get(void)
 		return NULL;
 	slot = atomic_fetch_add(&next_slot, 1);
 	t->slot = slot;
+	/* per-thread call counts (every call kept): no shared atomic per call */
+	if (slot < ANN_MAX_THREADS && ann_plan.n_probes) {
+		void *c = mmap(NULL, ann_plan.n_probes * sizeof(*t->calls), PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		t->calls = c == MAP_FAILED ? NULL : c;
+	}
 	t->rng = 0x9e3779b97f4a7c15ull ^ ((uint64_t)slot << 32) ^ (uint64_t)(uintptr_t)t;
 	if (slot < ANN_MAX_THREADS)
 		ann_threads[slot] = t;
@@ -180,12 +192,12 @@ static void branches_unknown(struct ann_thread *t, const struct ann_probe *p)
 		t->frames[t->depth - 1].has_outcomes = false;
 }
 
-void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs, uint64_t tsc_in)
+void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs)
 {
 	struct ann_thread *t = ann_thread_get();
 	uintptr_t sp = (uintptr_t)regs->gpr[7];
 	struct ann_frame *f;
-	uint64_t epoch;
+	uint64_t tsc_flip = 0;
 	int slot;
 
 	if (!t || t->busy || t->disabled) {
@@ -199,27 +211,32 @@ void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs, uint64_t tsc
 		 * The common case, a call not sampled, stays cheap: one atomic
 		 * increment (the reservoir's count, which also counts the calls),
 		 * a multiply, and the clock only every 256 calls of the thread
-		 * (a period ends that much late at most). Writing the
-		 * reservoirs when a period ends is inside the timed window.
+		 * (a period ends that much late at most). It costs the
+		 * calibrated constant; writing the reservoirs when a period
+		 * ends is timed.
 		 */
 		if (--t->clock_countdown <= 0) {
 			t->clock_countdown = 256;
 			t->now = now_coarse_ns();
 		}
-		epoch = ann_output_epoch();
+		if (ann_output_period_due(t->now))
+			tsc_flip = __builtin_ia32_rdtsc();
 		slot = ann_sample_decide(p, t->now);
+		if (tsc_flip)
+			t->overhead_ns += window_ns(tsc_flip);
 		if (slot < 0) {
-			/*
-			 * The common case costs the calibrated constant; the
-			 * reservoirs written when a period ends are timed.
-			 */
 			t->overhead_ns += cost_skip_ns;
-			if (ann_output_epoch() != epoch)
-				t->overhead_ns += window_ns(tsc_in);
 			branches_unknown(t, p);
 			t->busy = 0;
 			return;
 		}
+	} else if (t->calls && p->index < ann_plan.n_probes) {
+		/* only this thread writes its count: a plain add, read at exit */
+		_Atomic uint64_t *c = &t->calls[p->index];
+
+		atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
+		slot = -1;
 	} else {
 		atomic_fetch_add_explicit(&p->calls, 1, memory_order_relaxed);
 		slot = -1;
@@ -227,7 +244,7 @@ void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs, uint64_t tsc
 	drop_dead(t, sp);
 	if (t->depth == ANN_SHADOW_DEPTH || t->values_top + p->n_features > ANN_THREAD_VALUES) {
 		atomic_fetch_add(&p->dropped_depth, 1);
-		t->overhead_ns += window_ns(tsc_in) + cost_skip_ns;
+		t->overhead_ns += cost_skip_ns;
 		branches_unknown(t, p);
 		t->busy = 0;
 		return;
@@ -236,21 +253,24 @@ void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs, uint64_t tsc
 	f->sp = sp;
 	f->ret = *(uintptr_t *)sp;
 	f->probe = p;
-	f->id = ann_next_id();
+	f->id = ann_thread_next_id(t);
 	f->parent = t->depth ? t->frames[t->depth - 1].id : 0;
 	f->slot = slot;
-	f->epoch = ann_output_epoch();
+	f->epoch = ann_plan.rate_n ? ann_output_epoch() : 0;
 	f->armed = true;
 	f->values_at = t->values_top;
 	if (slot >= 0)
 		ann_reservoir_claim(p, slot, f->id);
 	if (p->n_ops) {
+		/* the feature reads, the variable part of an entry, are timed */
+		uint64_t tsc_ops = __builtin_ia32_rdtsc();
 		double *v = &t->values[t->values_top];
 
 		if (ann_features_eval(p->ops, p->n_ops, regs, ann_plan.modules[p->module].load_bias,
 				      v, p->n_features))
 			for (uint32_t i = 0; i < p->n_features; i++)
 				v[i] = __builtin_nan("");
+		t->overhead_ns += window_ns(tsc_ops);
 	}
 	t->values_top += p->n_features;
 	f->outcomes_at = t->outcomes_top;
@@ -263,11 +283,12 @@ void ann_on_entry(struct ann_probe *p, struct ann_entry_regs *regs, uint64_t tsc
 	*(uintptr_t *)sp = ann_exit_trampoline;
 	t->depth++;
 	t->busy = 0;
-	/* last, so that the measured span holds as little of the probe as possible */
-	ann_metrics_read(&f->start, ann_plan.metrics);
-	/* this entry's work, from the trampoline's TSC read on, is probe time for the enclosing
-	 * calls, not for this one */
-	t->overhead_ns += window_ns(tsc_in);
+	/*
+	 * last, so that the measured span holds as little of the probe as
+	 * possible (the clock read after the other metrics); the rest of this
+	 * entry's work is in the calibrated constant charged at its exit
+	 */
+	ann_metrics_read_tsc(&f->start, ann_plan.metrics, 0);
 	f->overhead0 = t->overhead_ns;
 }
 
@@ -288,16 +309,13 @@ static struct ann_frame *frame_for(struct ann_thread *t, uintptr_t sp)
 	return NULL;
 }
 
-static void record_call(struct ann_thread *t, struct ann_frame *f,
+static bool record_call(struct ann_thread *t, struct ann_frame *f,
 			const struct ann_metrics_snapshot *end)
 {
 	struct ann_probe *p = f->probe;
 	struct ann_metrics_snapshot d;
 	uint64_t own = t->overhead_ns - f->overhead0 + cost_inside_ns;
 	const uint64_t *outcomes = f->has_outcomes ? &t->outcomes[f->outcomes_at] : NULL;
-	char line[ANN_LINE_STACK];
-	char *buf;
-	size_t len, cap = sizeof(line);
 	int slot;
 
 	for (int m = 0; m < ANN_N_METRICS; m++)
@@ -315,26 +333,10 @@ static void record_call(struct ann_thread *t, struct ann_frame *f,
 	for (int m = ANN_WAIT; m <= ANN_HOLD && ann_plan.metrics & ANN_METRIC_BIT(ANN_TIME); m++)
 		if (d.v[m] > d.v[ANN_TIME])
 			d.v[m] = d.v[ANN_TIME];
-	slot = f->epoch == ann_output_epoch() ? f->slot : -1;
-	/* a line for the thread's buffer is formatted in place: no copy */
-	if (slot < 0 && !t->calibrating && (buf = ann_output_reserve(t, p->line_max))) {
-		len = ann_format_call(buf, p->line_max, p, f->id, f->parent, &d,
-				      &t->values[f->values_at], outcomes);
-		ann_output_commit(t, len);
-		atomic_fetch_add_explicit(&p->sampled, 1, memory_order_relaxed);
-		atomic_fetch_add_explicit(&p->recorded, 1, memory_order_relaxed);
-		return;
-	}
-	buf = line;
-	if (p->line_max > cap) {
-		buf = ann_thread_scratch(t, p->line_max);
-		cap = p->line_max;
-	}
-	len =
-	    ann_format_call(buf, cap, p, f->id, f->parent, &d, &t->values[f->values_at], outcomes);
-	if (t->calibrating)
-		return;
-	ann_output_call(p, f->id, slot, buf, len); /* counts it */
+	slot = f->slot >= 0 && f->epoch == ann_output_epoch() ? f->slot : -1;
+	/* a record for the writer thread to format, or a reservoir's line; counted there */
+	return ann_output_record(t, p, f->id, f->parent, slot, &d, &t->values[f->values_at],
+				 outcomes);
 }
 
 uintptr_t ann_on_exit(uintptr_t sp_after_ret, uint64_t tsc_in)
@@ -343,10 +345,14 @@ uintptr_t ann_on_exit(uintptr_t sp_after_ret, uint64_t tsc_in)
 	struct ann_thread *t = self;
 	struct ann_frame *f;
 	uintptr_t ret;
+	bool quiet = false;
 	int busy;
 
-	/* from the trampoline's TSC read on, this is probe time for the enclosing calls */
-	ann_metrics_read(&end, ann_plan.metrics);
+	/*
+	 * The span ends at the trampoline's TSC read (time); from there on this
+	 * is probe time for the enclosing calls.
+	 */
+	ann_metrics_read_tsc(&end, ann_plan.metrics, tsc_in);
 	busy = t->busy;
 	t->busy = 1;
 	f = frame_for(t, sp_after_ret - 8);
@@ -360,11 +366,17 @@ uintptr_t ann_on_exit(uintptr_t sp_after_ret, uint64_t tsc_in)
 	}
 	ret = f->ret;
 	if (!t->disabled)
-		record_call(t, f, &end);
+		quiet = record_call(t, f, &end);
 	t->values_top = f->values_at;
 	t->outcomes_top = f->outcomes_at;
 	t->depth--;
-	t->overhead_ns += window_ns(tsc_in) + cost_unmeasured_ns;
+	/*
+	 * A call whose record was only copied (the common case with every call
+	 * kept) costs the calibrated constant, which holds this handler's work:
+	 * no TSC read to end its window. Anything more (a reservoir's line, a
+	 * buffer the thread wrote itself) is timed.
+	 */
+	t->overhead_ns += (quiet ? 0 : window_ns(tsc_in)) + cost_unmeasured_ns;
 	t->busy = busy;
 	return ret;
 }
@@ -513,7 +525,7 @@ static uint64_t median(uint64_t *v, int n)
 void ann_calibrate(void)
 {
 	enum { ROUNDS = 21, PER = 200 };
-	static struct ann_probe probe = {.name = "calibration"};
+	static struct ann_probe probe = {.index = ANN_NO_INDEX, .name = "calibration"};
 	uint64_t unmeasured[ROUNDS], inside[ROUNDS], skip[ROUNDS];
 	struct ann_thread *t = ann_thread_get();
 	uint32_t rate = ann_plan.rate_n;

@@ -10,14 +10,13 @@
 
 #include "annotate/runtime/runtime.h"
 
-#define ANN_SHADOW_DEPTH  1024 /* calls in progress per thread; deeper ones are not recorded */
-#define ANN_THREAD_VALUES (64 << 10) /* feature values of the calls in progress */
-#define ANN_THREAD_OUTCOMES                                                                        \
-	(32 << 10)		   /* branch outcomes of the calls in progress, 2 per branch       \
-				    */
-#define ANN_OUT_BUFFER	(64 << 10) /* bytes of whole lines buffered per thread */
-#define ANN_LINE_STACK	1024	   /* a C line this long is formatted on the stack */
-#define ANN_MAX_THREADS 4096	   /* threads whose buffers a fatal signal can still write */
+#define ANN_SHADOW_DEPTH    1024 /* calls in progress per thread; deeper ones are not recorded */
+#define ANN_THREAD_VALUES   (64 << 10) /* feature values of the calls in progress */
+#define ANN_THREAD_OUTCOMES (32 << 10) /* branch outcomes of the calls in progress, 2 per branch   \
+					*/
+#define ANN_REC_BUFFER	(32 << 10)     /* bytes of records per buffer, two buffers per thread */
+#define ANN_LINE_STACK	1024	       /* a C line this long is formatted on the stack */
+#define ANN_MAX_THREADS 4096	       /* threads whose buffers a fatal signal can still write */
 
 struct ann_frame {
 	uintptr_t sp;  /* stack pointer at entry: where the return address is */
@@ -40,6 +39,37 @@ struct ann_frame {
 	struct ann_metrics_snapshot start;
 };
 
+/*
+ * A finished call, as the probed thread leaves it in its buffer (output.c
+ * formats it into its C line later, on the writer thread or when a buffer is
+ * flushed): the metrics asked for (uint64_t each, in ann_plan.metrics order),
+ * n_values feature values (double), then `tail` bytes of per-call text that
+ * the line carries after the features, padded to 8 bytes. probe ==
+ * ANN_REC_LINE: a line already formatted, `id` bytes long (ann_output_call).
+ */
+struct ann_rec {
+	uint32_t probe;	   /* index in ann_plan.probes */
+	uint16_t n_values; /* 0: no features printed (a uprobe) */
+	uint16_t tail;	   /* bytes of per-call text after the values: branch outcomes */
+	uint64_t id, parent;
+};
+
+#define ANN_REC_LINE UINT32_MAX
+
+/*
+ * One of a thread's two record buffers. The owner appends to one without a
+ * lock, publishing each whole record through len; when it is full it is
+ * handed to the writer thread (full) and the owner goes on in the other.
+ * Whoever formats and writes a buffer holds its lock.
+ */
+struct ann_recbuf {
+	_Atomic uint32_t len;	  /* bytes of whole records in data */
+	_Atomic uint32_t full;	  /* handed over: the owner appends to the other one */
+	_Atomic uint32_t lock;	  /* held while its records are formatted and written */
+	_Atomic uint32_t waiting; /* someone sleeps until lock is released */
+	_Alignas(8) char data[ANN_REC_BUFFER];
+};
+
 struct ann_thread {
 	volatile int busy;	      /* inside a handler: a signal's probes stand aside */
 	int disabled;		      /* after thread end */
@@ -55,14 +85,17 @@ struct ann_thread {
 	uint32_t depth;
 	uint32_t values_top;
 	uint32_t outcomes_top;
-	_Atomic uint32_t out_len;    /* bytes of whole lines in out */
-	_Atomic uint32_t flush_lock; /* held while out is being written */
-	char *scratch;		     /* for lines longer than ANN_LINE_STACK */
+	uint32_t cur;  /* the record buffer being filled */
+	int wrote;     /* this thread wrote a buffer itself since its record began */
+	char *scratch; /* for lines longer than ANN_LINE_STACK */
 	size_t scratch_size;
+	char *stage; /* text of this thread's records when it formats them itself */
+	/* calls entered per probe (every call kept), summed at exit; NULL: p->calls */
+	_Atomic uint64_t *calls;
 	struct ann_frame frames[ANN_SHADOW_DEPTH];
 	double values[ANN_THREAD_VALUES];
 	uint64_t outcomes[ANN_THREAD_OUTCOMES];
-	char out[ANN_OUT_BUFFER];
+	struct ann_recbuf rec[2];
 };
 
 extern struct ann_thread *ann_threads[ANN_MAX_THREADS];
@@ -73,11 +106,26 @@ struct ann_thread *ann_thread_current(void);
 /* A buffer of at least size bytes, the thread's own. */
 char *ann_thread_scratch(struct ann_thread *t, size_t size);
 
-/* output.c: room for a line of at most max bytes in the thread's buffer (NULL: none), then its
- * length */
-char *ann_output_reserve(struct ann_thread *t, size_t max);
-void ann_output_commit(struct ann_thread *t, size_t len);
+/*
+ * output.c: a finished call (values NULL: no features), into the thread's
+ * record buffer, or formatted into its reservoir slot (slot >= 0); counted as
+ * sampled, and as recorded once its line is written or in the reservoir.
+ * True when all it cost was the record's copy (see ann_on_exit).
+ */
+bool ann_output_record(struct ann_thread *t, struct ann_probe *p, uint64_t id, uint64_t parent,
+		       int slot, const struct ann_metrics_snapshot *delta, const double *values,
+		       const uint64_t *outcomes);
 uint64_t ann_output_epoch(void);
+
+/* output.c: the process's part of the ids (ann_next_id), drawn anew in a forked child */
+extern uint64_t ann_id_nonce;
+
+/* ann_next_id for the calling thread's state t */
+static inline uint64_t ann_thread_next_id(struct ann_thread *t)
+{
+	return ann_id_nonce << 48 | (uint64_t)(t->slot & 0xffff) << 32 | ++t->counter;
+}
+bool ann_output_period_due(uint64_t now);
 void ann_reservoir_claim(struct ann_probe *p, int slot, uint64_t id);
 
 #endif

@@ -3,8 +3,9 @@
  * Trampolines of liblever-annotate.so (spec/freud.md §7.5 "entry hook",
  * "exit hook"): the code an instrumented function's entry jumps to, which
  * saves the registers as a struct ann_entry_regs (features.h numbering),
- * reads the TSC, calls ann_on_entry and goes on with the function; and the one exit
- * trampoline that replaced return addresses lead to.
+ * calls ann_on_entry and goes on with the function; and the one exit
+ * trampoline that replaced return addresses lead to, which reads the TSC
+ * (the end of the call's span) as soon as it has saved the registers.
  *
  * Code is written into chunks mapped within ±2 GiB of the module it serves,
  * so that a 5-byte `jmp rel32` reaches it and relocated RIP-relative operands
@@ -181,9 +182,9 @@ static void call_abs(struct emit *e, uint64_t target)
 }
 
 /*
- * rdtsc; shl rdx, 32; or rdx, rax: the TSC in rdx (rax clobbered), read as
- * soon as the registers are saved so that the handler's window holds almost
- * all of the probe's time (shadow.c charges it to the enclosing calls).
+ * rdtsc; shl rdx, 32; or rdx, rax: the TSC in rdx (rax clobbered), read by
+ * the exit trampoline as soon as the registers are saved: the end of the
+ * call's span, and the start of the exit handler's window when it is timed.
  */
 static void rdtsc_rdx(struct emit *e)
 {
@@ -216,7 +217,11 @@ static void emit_prologue_call(struct emit *e, const struct ann_probe *p)
 	for (int i = 0; i < 16; i++)
 		if (i != 7)
 			mov_rsp_mem(e, dwarf_to_hw[i], GPR_OFF(i), true);
-	rdtsc_rdx(e); /* the third argument: when the probe began */
+	/*
+	 * No TSC read here: the entry's work is a calibrated constant but for
+	 * the feature reads, which ann_on_entry times itself (~20 ns a read on
+	 * a VM, paid by every call, sampled or not).
+	 */
 	/* gpr[7]: rsp at entry (lea rax, [rsp+REGS_SIZE]); gpr[16]: the entry */
 	bytes(e, (const uint8_t[]){0x48, 0x8d, 0x84, 0x24}, 4);
 	imm32(e, ENTRY_FRAME);
@@ -243,7 +248,7 @@ static void emit_prologue_call(struct emit *e, const struct ann_probe *p)
 	imm32(e, ENTRY_FRAME);
 }
 
-/* The entry code before the displaced instructions is 636 bytes, the jump back 14. */
+/* The entry code before the displaced instructions is under 640 bytes, the jump back 14. */
 #define ENTRY_CODE_MAX 768
 
 uint8_t *ann_entry_trampoline_begin(struct ann_probe *p, uintptr_t near, size_t displaced_max,

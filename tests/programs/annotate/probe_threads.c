@@ -3,6 +3,8 @@
  * Probe test program (tests/e2e/annotate_probe_threads.sh): threads calling
  * a probed function, one leaving with pthread_exit from inside a probed
  * call, then a fork whose child calls it too and an exec'd child.
+ * `many N` (tests/e2e/annotate_record_counts.sh): the main thread and four
+ * others call it N times each, all at once, and nothing else.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -23,6 +25,32 @@ NOINLINE long work(long x)
 NOINLINE void quit_now(void)
 {
 	pthread_exit(NULL);
+}
+
+static void *many_main(void *arg)
+{
+	long n = (long)arg, s = 0;
+
+	for (long i = 0; i < n; i++)
+		s += work(i);
+	return (void *)s;
+}
+
+static int many(long n)
+{
+	pthread_t t[THREADS];
+	long total = (long)many_main((void *)n);
+
+	for (int i = 0; i < THREADS; i++)
+		pthread_create(&t[i], NULL, many_main, (void *)n);
+	for (int i = 0; i < THREADS; i++) {
+		void *r;
+
+		pthread_join(t[i], &r);
+		total += (long)r;
+	}
+	printf("many %ld\n", total);
+	return 0;
 }
 
 static void *thread_main(void *arg)
@@ -49,6 +77,8 @@ int main(int argc, char **argv)
 		printf("exec'd child %ld\n", total);
 		return 0;
 	}
+	if (argc > 2 && strcmp(argv[1], "many") == 0)
+		return many(atol(argv[2]));
 	for (long i = 0; i < THREADS; i++)
 		pthread_create(&t[i], NULL, thread_main, (void *)(i == 0 ? 1001L : 1000L));
 	for (int i = 0; i < THREADS; i++) {
