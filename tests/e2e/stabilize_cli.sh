@@ -64,6 +64,15 @@ done
 LEVER_RUNTIME_DIR=$tmp/none "$lever" stabilize -- true 2>err.txt
 [ $? -eq 1 ] || fail "a missing runtime does not exit 1"
 grep -q 'runtime not found' err.txt || fail "a missing runtime is not explained"
+# the code part's library missing (a runtime directory with the preloaded
+# library alone): --code says the part is not available, the program runs
+mkdir -p "$tmp/core-only"
+cp "$runtime" "$tmp/core-only/"
+LEVER_RUNTIME_DIR=$tmp/core-only "$lever" stabilize --code -- sh -c 'sh -c "exit 5"; exit $?' 2>err.txt
+[ $? -eq 5 ] || fail "without the code library, the program does not run under --code"
+grep -q 'code randomization is not available in this build' err.txt ||
+	fail "a missing code library is not explained"
+[ "$(grep -c 'not available' err.txt)" = 1 ] || fail "the missing code library is reported more than once"
 
 [ $fails -eq 0 ] && echo "stabilize_cli: all checks pass"
 exit $((fails > 0))

@@ -6,4 +6,4 @@ lever_unit_test(test_stabilizer_cc SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_s
 lever_unit_test(test_stabilizer_stack
   SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_stabilizer_stack.c
           ${CMAKE_SOURCE_DIR}/src/stabilizer/runtime/stack.c
-  LIBS lever_elf lever_base PkgConfig::LIBELF Threads::Threads RUNTIME)
+  LIBS lever_base Threads::Threads RUNTIME)

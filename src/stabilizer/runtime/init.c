@@ -21,6 +21,7 @@
  *    allocate differently from the fork on; the re-randomization thread is
  *    started again in the child, as fork does not copy threads.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -41,6 +42,7 @@ struct stabilizer_config stabilizer_cfg;
 static _Atomic int config_state; /* 0 not read, 1 reading, 2 read */
 static bool seed_given;
 static bool code_running, stack_running;
+static struct stabilizer_code_hooks code_hooks; /* from the code library */
 static _Atomic bool thread_running;
 
 /* ------------------------------------------------------------ environment */
@@ -164,7 +166,7 @@ static void *rerandomize_loop(void *arg)
 	for (;;) {
 		time_sleep_ns(stabilizer_cfg.interval_ns);
 		if (code_running)
-			code_randomizer_rerandomize();
+			code_hooks.rerandomize();
 		if (stack_running)
 			stack_pads_rerandomize();
 	}
@@ -253,6 +255,55 @@ static bool start_part(bool wanted, const char *what, const char *env, int (*sta
 	return start() == 0;
 }
 
+/*
+ * The code part's library (stabilizer.h), from the directory this library
+ * was loaded from: fills code_hooks, or says why not and returns false.
+ * Opened RTLD_LOCAL, so that neither it nor libelf and libdw join the
+ * program's symbol scope, and never closed.
+ */
+static bool load_code_part(void)
+{
+	stabilizer_code_attach_fn *attach;
+	char path[4096];
+	const char *slash;
+	Dl_info self;
+	void *lib;
+
+	if (dladdr((void *)load_code_part, &self) && self.dli_fname &&
+	    (slash = strrchr(self.dli_fname, '/')) &&
+	    (size_t)(slash + 1 - self.dli_fname) + sizeof(STABILIZER_CODE_LIBRARY) <=
+		sizeof(path)) {
+		size_t dir = (size_t)(slash + 1 - self.dli_fname);
+
+		memcpy(path, self.dli_fname, dir);
+		memcpy(path + dir, STABILIZER_CODE_LIBRARY, sizeof(STABILIZER_CODE_LIBRARY));
+	} else {
+		str_copy(path, STABILIZER_CODE_LIBRARY, sizeof(path)); /* the loader's search */
+	}
+	lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	attach = lib ? (stabilizer_code_attach_fn *)dlsym(lib, STABILIZER_CODE_ATTACH) : NULL;
+	if (!attach) {
+		fd_printf(2,
+			  "lever stabilize: code randomization is not available in this build "
+			  "(%s)\n",
+			  lib ? "its library has no entry point" : dlerror());
+		return false;
+	}
+	attach(&stabilizer_cfg, stabilizer_warn_once, &code_hooks);
+	return code_hooks.start && code_hooks.rerandomize;
+}
+
+static bool start_code_part(void)
+{
+	if (!stabilizer_cfg.code)
+		return false;
+	if (!load_code_part()) {
+		setenv(STABILIZE_ENV_CODE, "0", 1);
+		return false;
+	}
+	return code_hooks.start() == 0;
+}
+
 /* Exec'd children get their own seed, derived from ours. */
 static void pass_seed_to_children(void)
 {
@@ -289,8 +340,7 @@ __attribute__((constructor)) static void stabilizer_init(void)
 	if (!stabilizer_cfg.heap && !stabilizer_cfg.code && !stabilizer_cfg.stack)
 		return;
 	heap_running = stabilizer_cfg.heap && heap_start() == 0;
-	code_running = start_part(stabilizer_cfg.code, "code", STABILIZE_ENV_CODE,
-				  code_randomizer_start, code_randomizer_rerandomize);
+	code_running = start_code_part();
 	stack_running = start_part(stabilizer_cfg.stack, "stack", STABILIZE_ENV_STACK,
 				   stack_pads_start, stack_pads_rerandomize);
 	if (!stabilizer_cfg.one_time && (code_running || stack_running)) {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * liblever-stabilizer.so: the parts of the runtime and how they meet.
+ * liblever-stabilizer.so (and liblever-stabilizer-code.so): the parts of the
+ * runtime and how they meet.
  *
  * `lever stabilize` passes its options in the environment (LEVER_STABILIZE_*,
  * settings.h). The start-up code (init.c) reads them into stabilizer_cfg, starts
@@ -11,7 +12,8 @@
  *                       it re-randomizes on every malloc/free)
  *   code   code*.c      functions of a `lever cc` binary moved to random
  *                       addresses, lazily, on the first call after each
- *                       re-randomization
+ *                       re-randomization; a library of its own, opened
+ *                       only when the part is on (below)
  *   stack  stack*.c     random padding between frames, per function, from the
  *                       table that `lever cc`'s instrumentation reads
  */
@@ -71,13 +73,35 @@ static inline bool stabilizer_should_warn(const char *part)
  * Hooks of the parts. start: once, at start-up, before main; returns 0, or
  * -1 after printing one line saying why the part cannot run (the program
  * then runs without it). rerandomize: from the re-randomization thread.
- * They are weak: a build without a part leaves them NULL, and init.c then
- * says that the part is not available and runs without it.
+ * The stack part's are weak: a build without it leaves them NULL, and
+ * init.c then says that the part is not available and runs without it.
  */
-int code_randomizer_start(void) __attribute__((weak));
-void code_randomizer_rerandomize(void) __attribute__((weak));
 int stack_pads_start(void) __attribute__((weak));
 void stack_pads_rerandomize(void) __attribute__((weak));
+
+/*
+ * The code part (code*.c) is a library of its own,
+ * liblever-stabilizer-code.so, next to liblever-stabilizer.so: it needs
+ * libelf, libdw and libgcc_s, about 0.9 MiB resident once loaded, which a
+ * --heap or --stack run should not carry (issue 14 point 14). init.c opens
+ * it with dlopen only when code randomization is on and calls its one
+ * exported function, which takes a copy of the configuration and the
+ * warn-once function and returns the part's hooks (code_module.c).
+ */
+#define STABILIZER_CODE_LIBRARY "liblever-stabilizer-code.so"
+#define STABILIZER_CODE_ATTACH	"lever_stabilizer_code_attach"
+
+struct stabilizer_code_hooks {
+	int (*start)(void);
+	void (*rerandomize)(void);
+};
+typedef void stabilizer_code_attach_fn(const struct stabilizer_config *cfg,
+				       bool (*warn_once)(const char *part),
+				       struct stabilizer_code_hooks *hooks);
+
+/* The code library's own definitions of its hooks (code.c). */
+int code_randomizer_start(void);
+void code_randomizer_rerandomize(void);
 
 /*
  * The shuffling heap (heap*.c) starts itself on the first malloc; init.c

@@ -9,15 +9,14 @@
  * first), and later from libraries opened with dlopen. So the start hook only
  * switches padding on; each table is filled when it registers.
  */
+#include <elf.h>
 #include <fcntl.h>
-#include <libelf.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "base/base.h"
-#include "elf/elf.h"
 #include "stabilizer/runtime/stabilizer.h"
 #include "stabilizer/runtime/stack_pads.h"
 
@@ -93,20 +92,48 @@ EXPORT void lever_stack_pads_unregister(unsigned char *slots)
 	pthread_mutex_unlock(&tables_lock);
 }
 
-/* Does the running executable have a stack pad section (built with lever cc)? */
+static bool read_at(int fd, void *buf, size_t len, uint64_t off)
+{
+	return pread(fd, buf, len, (off_t)off) == (ssize_t)len;
+}
+
+/*
+ * Does the running executable have a stack pad section (built with lever
+ * cc)? Read from its section headers with pread, not libelf: this library
+ * is preloaded into every program lever stabilize runs and links nothing
+ * but libc (stabilizer.h).
+ */
 static bool executable_has_pads(void)
 {
+	static const char want[] = STACK_PADS_SECTION;
 	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-	Elf *elf;
-	bool found;
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh, strtab;
+	uint64_t shnum, shstrndx;
+	char name[sizeof(want)];
+	bool found = false;
 
 	if (fd < 0)
 		return false;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	found = elf && elf_section_by_name(elf, STACK_PADS_SECTION, NULL);
-	if (elf)
-		elf_end(elf);
+	if (!read_at(fd, &eh, sizeof(eh), 0) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shoff == 0 ||
+	    eh.e_shentsize != sizeof(Elf64_Shdr) || !read_at(fd, &sh, sizeof(sh), eh.e_shoff))
+		goto out;
+	/* Past 0xff00 sections the counts are in section 0's header. */
+	shnum = eh.e_shnum ? eh.e_shnum : sh.sh_size;
+	shstrndx = eh.e_shstrndx == SHN_XINDEX ? sh.sh_link : eh.e_shstrndx;
+	if (shstrndx >= shnum ||
+	    !read_at(fd, &strtab, sizeof(strtab), eh.e_shoff + shstrndx * sizeof(Elf64_Shdr)))
+		goto out;
+	for (uint64_t i = 1; i < shnum && !found; i++) {
+		if (!read_at(fd, &sh, sizeof(sh), eh.e_shoff + i * sizeof(Elf64_Shdr)))
+			break;
+		if (sh.sh_name >= strtab.sh_size || strtab.sh_size - sh.sh_name < sizeof(want))
+			continue;
+		found = read_at(fd, name, sizeof(name), strtab.sh_offset + sh.sh_name) &&
+			memcmp(name, want, sizeof(want)) == 0;
+	}
+out:
 	close(fd);
 	return found;
 }
