@@ -50,6 +50,20 @@ build=$1 src=$2
 prog=$build/tests/programs/causal_known/critical_path
 srcfile=$src/tests/programs/causal_known/critical_path.c
 rounds=300 # one run: ~10 s on an idle VM, ~25 experiments of 300 ms
+# The work per round, scaled so that a bare round takes ~33 ms here as on the
+# VM these figures come from: on a machine 3x slower, 15M iterations made
+# rounds of 110 ms, experiments doubled for want of visits, and two runs gave
+# under 20 pairs per line within the budget (skipped while P was clear).
+unit=15000000
+t0=$(date +%s%N)
+"$prog" 10 "$unit" >/dev/null
+calib_s=$(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')
+unit=$(awk -v u="$unit" -v t="$calib_s" 'BEGIN {
+	v = t > 0 ? u * 0.33 / t : u
+	if (v > u) v = u
+	if (v < u / 10) v = u / 10
+	printf "%d", v }')
+echo "work per round: $unit iterations (10 bare rounds of 15M took ${calib_s} s)"
 budget_s=${CAUSAL_KNOWN_BUDGET_S:-240} # of the ctest TIMEOUT (420 s)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -63,7 +77,7 @@ profile_line() { # LINE SAMPLER SEED: appends one run to $tmp/p-LINE-SAMPLER.coz
 	local line=$1 sampler=$2 seed=$3 out=$tmp/p-$1-$2.coz status=0
 	"$build/bin/lever" causal -o "$out" --fixed-line "critical_path.c:$line" \
 		--speedup-step 50 --experiment-length 300 --sampler="$sampler" --seed "$seed" -- \
-		"$prog" "$rounds" 15000000 >"$tmp/stdout" 2>"$tmp/stderr" || status=$?
+		"$prog" "$rounds" "$unit" >"$tmp/stdout" 2>"$tmp/stderr" || status=$?
 	if [ "$status" -ne 0 ]; then
 		echo "FAIL: lever causal ($sampler, line $line) exited $status" >&2
 		sed 's/^/    /' "$tmp/stderr" >&2
