@@ -10,13 +10,13 @@
 
 #include "annotate/runtime/runtime.h"
 
-#define ANN_SHADOW_DEPTH    1024 /* calls in progress per thread; deeper ones are not recorded */
+/* calls in progress per thread; deeper ones are not recorded */
+#define ANN_SHADOW_DEPTH    1024
 #define ANN_THREAD_VALUES   (64 << 10) /* feature values of the calls in progress */
-#define ANN_THREAD_OUTCOMES (32 << 10) /* branch outcomes of the calls in progress, 2 per branch   \
-					*/
-#define ANN_REC_BUFFER	(32 << 10)     /* bytes of records per buffer, two buffers per thread */
-#define ANN_LINE_STACK	1024	       /* a C line this long is formatted on the stack */
-#define ANN_MAX_THREADS 4096	       /* threads whose buffers a fatal signal can still write */
+#define ANN_THREAD_OUTCOMES (32 << 10) /* branch outcomes of the calls in progress, 2 a branch */
+#define ANN_REC_BUFFER	    (32 << 10) /* bytes of records per buffer, two buffers per thread */
+#define ANN_LINE_STACK	    1024       /* a C line this long is formatted on the stack */
+#define ANN_MAX_THREADS	    4096       /* threads whose buffers a fatal signal can still write */
 
 struct ann_frame {
 	uintptr_t sp;  /* stack pointer at entry: where the return address is */
