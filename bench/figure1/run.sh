@@ -15,7 +15,8 @@
 # effect and the prediction are measured under the same conditions.
 # Writes bench/results/figure1.md (FIGURE1_OUT to write elsewhere) and keeps
 # its raw data in bench/results/figure1-raw/ (the two profiles, every
-# ground-truth time, the header's facts); FIGURE1_REPORT_ONLY=DIR rebuilds
+# ground-truth time, the header's facts; FIGURE1_RAW=DIR to keep them
+# elsewhere); FIGURE1_REPORT_ONLY=DIR rebuilds
 # the table from such a directory alone (bench/results/regenerate.sh does).
 set -euo pipefail
 
@@ -27,7 +28,7 @@ lever=$build/bin/lever
 prog=$build/examples/figure1
 src=$here/../../examples/figure1/figure1.c
 out=${FIGURE1_OUT:-$here/../results/figure1.md}
-raw=$here/../results/figure1-raw
+raw=${FIGURE1_RAW:-$here/../results/figure1-raw}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
