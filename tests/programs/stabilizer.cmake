@@ -36,3 +36,10 @@ add_executable(stabilizer_prog_heap_classes ${CMAKE_SOURCE_DIR}/tests/programs/s
 target_compile_options(stabilizer_prog_heap_classes PRIVATE -fno-builtin)
 set_target_properties(stabilizer_prog_heap_classes PROPERTIES OUTPUT_NAME heap_classes
   RUNTIME_OUTPUT_DIRECTORY ${STABILIZER_PROGRAMS_DIR})
+# heap_threads: two threads allocating in turn; counts the cache lines their
+# objects share.
+add_executable(stabilizer_prog_heap_threads ${CMAKE_SOURCE_DIR}/tests/programs/stabilizer/heap_threads.c)
+target_compile_options(stabilizer_prog_heap_threads PRIVATE -fno-builtin)
+target_link_libraries(stabilizer_prog_heap_threads PRIVATE Threads::Threads)
+set_target_properties(stabilizer_prog_heap_threads PROPERTIES OUTPUT_NAME heap_threads
+  RUNTIME_OUTPUT_DIRECTORY ${STABILIZER_PROGRAMS_DIR})

@@ -14,7 +14,8 @@
  *                   objects per thread and class, a shared depot per class
  *                   (locked) that gives whole free pages back to the system
  *   heap_lane.c     the base of the classes up to 896 bytes: lanes of pages
- *                   that several classes share (issue 14 point 14)
+ *                   that several classes share (issue 14 point 14), in
+ *                   arenas of windows that threads do not share
  *   heap_large.c    allocations above HEAP_SMALL_MAX: a mapping each, the
  *                   recently freed ones kept for reuse within a byte budget
  */
@@ -77,6 +78,7 @@ static inline void heap_lock_reset(struct heap_lock *l)
 #define HEAP_LOCAL_CAP 64
 struct heap_free_list {
 	unsigned count;
+	unsigned arena;		   /* the lane arena its thread carves from (heap_lane.c) */
 	void *obj[HEAP_LOCAL_CAP]; /* obj[count - 1] is handed out next */
 };
 
@@ -148,6 +150,7 @@ static inline bool heap_base_owns(const void *p)
 #define HEAP_WINDOW_PERIODS 260u		      /* 260 * 1008 = 256 KiB - 64 */
 #define HEAP_WINDOW_PAGES   64u
 #define HEAP_WINDOW_LANES   32u
+#define HEAP_LANE_ARENAS    8u /* thread heap i carves from arena i % HEAP_LANE_ARENAS */
 
 struct heap_lane {
 	uint16_t lo, len;      /* bytes [lo, lo + len) of the periods of its phase */
@@ -168,6 +171,7 @@ struct heap_window {
 	uint32_t next_dirty;		 /* next window with pages to check at a purge (+ 1) */
 	uint16_t used[HEAP_LANE_PHASES]; /* bytes of each phase's period given to lanes */
 	uint8_t lanes, dirty;
+	uint8_t arena; /* the lane arena that opened it: its lanes, depot and lock */
 	/* one bit per 16 bytes of the window: the object starting there is in the depot */
 	uint64_t depot[HEAP_WINDOW_BYTES / HEAP_ALIGN / 64];
 } __attribute__((aligned(4096)));
@@ -248,7 +252,7 @@ static inline void *heap_base_locate(const void *p, unsigned *cls)
 int heap_lane_init(size_t page_size);
 void heap_lane_seed(uint64_t seed);
 void heap_lane_refill(unsigned c, struct heap_free_list *local);
-void *heap_lane_fresh(unsigned c);
+void *heap_lane_fresh(unsigned c, unsigned arena);
 void heap_lane_spill(unsigned c, struct heap_free_list *local);
 size_t heap_lane_purged_bytes(void);
 void heap_lane_lock_all(void);
@@ -259,8 +263,11 @@ void heap_lane_reset_locks(void);
 
 /* Keys of the slab bijections come from per-class streams of this seed. */
 void heap_base_seed(uint64_t seed);
-/* A fresh object of class c, never handed out before; NULL when the region is exhausted. */
-void *heap_base_fresh(unsigned c);
+/*
+ * A fresh object of class c, never handed out before, for the thread owning
+ * `local` (its lane arena); NULL when the region is exhausted.
+ */
+void *heap_base_fresh(unsigned c, const struct heap_free_list *local);
 /* The slow paths of the two below: local empty, local full. */
 void *heap_base_refill(unsigned c, struct heap_free_list *local);
 void heap_base_spill(unsigned c, struct heap_free_list *local);

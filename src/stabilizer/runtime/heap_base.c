@@ -455,13 +455,13 @@ static void refill(struct base_class *b, struct heap_free_list *local)
 	local->count = n;
 }
 
-void *heap_base_fresh(unsigned c)
+void *heap_base_fresh(unsigned c, const struct heap_free_list *local)
 {
 	struct base_class *b = &classes[c];
 	void *p;
 
 	if (c < HEAP_LANE_CLASSES)
-		return heap_lane_fresh(c);
+		return heap_lane_fresh(c, local->arena);
 	heap_lock(&b->lock);
 	p = carve(b);
 	heap_unlock(&b->lock);

@@ -81,6 +81,7 @@ static void seed_heap(struct thread_heap *h, uint64_t index)
 
 		rng_seed(&h->cls[c].rng, s);
 		rng_seed(&h->cls[c].malloc_rng, s ^ 0xd1b54a32d192ed03ULL);
+		h->free[c].arena = (unsigned)(index % HEAP_LANE_ARENAS);
 	}
 }
 
@@ -160,7 +161,7 @@ static inline __attribute__((always_inline)) void *malloc_from(struct thread_hea
 			return NULL;
 		slot[i] = in;
 	} else {
-		out = heap_base_fresh(c);
+		out = heap_base_fresh(c, free);
 		if (!out)
 			return NULL;
 		if (free->count) /* what Base::malloc would give, in place of the fresh one */
