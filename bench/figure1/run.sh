@@ -97,6 +97,8 @@ mkdir -p "$raw"
 cp "$work"/line*.coz "$work/truth" "$work/meta" "$raw"/
 fi
 
+# the raw data's note= line (what the table alone would not say), if any
+meta_note() { [ -z "${FIGURE1_REPORT_ONLY:-}" ] || sed -n 's/^note=//p' "$FIGURE1_REPORT_ONLY/meta"; }
 median() { tr ' ' '\n' | grep . | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 base=$(median <<<"${truth[a1]}")
 truth[b1]=${truth[a1]}
@@ -148,6 +150,7 @@ checks() {
 	echo "Machine: $cpus CPUs, $cpu."
 	echo "Load average at start / end: $load0 / $load1. Priority: ${prio[*]:-normal}."
 	[ ${#lever_args[@]} -eq 0 ] || echo "More \`lever causal\` options: \`${lever_args[*]}\`."
+	[ -z "$(meta_note)" ] || echo "Note: $(meta_note)."
 	echo
 	echo "Each cycle: for every line speedup, \`lever causal --fixed-line figure1.c:L"
 	echo "--fixed-speedup S -- figure1 --rounds $rounds\` for line a (:$la) and line b (:$lb), plus a"

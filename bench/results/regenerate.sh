@@ -212,6 +212,14 @@ if [ -f "$results/figure1-raw/meta" ]; then
 else
 	echo "regenerate: figure1.md: not regenerable: its profiles and truth runs were not kept; bench/figure1/run.sh now keeps them in figure1-raw/"
 fi
+# figure1-sleep.md: the same check with pauses paid by sleeping (--pause=sleep),
+# the measurement behind --pause=auto (doc/causal.md), from figure1-sleep-raw/.
+if [ -f "$results/figure1-sleep-raw/meta" ]; then
+	FIGURE1_OUT=$tmp/figure1-sleep.md FIGURE1_REPORT_ONLY=$results/figure1-sleep-raw "$bench/figure1/run.sh" "$build" >/dev/null
+	if ! settle "figure1-sleep.md" "$results/figure1-sleep.md" "$tmp/figure1-sleep.md" && [ $check = 0 ]; then
+		cp "$tmp/figure1-sleep.md" "$results/figure1-sleep.md"
+	fi
+fi
 
 # lever layout: the clock source's overhead and skid (bench/layout/overhead.sh,
 # skid.sh) and the static references' precision (bench/layout_static/run.sh).

@@ -82,7 +82,7 @@ struct causal_options {
 };
 
 static const char *const samplers[] = {"perf", "timer", "none", NULL};
-static const char *const pause_modes[] = {"sleep", "spin", NULL};
+static const char *const pause_modes[] = {"auto", "sleep", "spin", NULL};
 
 /* ------------------------------------------------------------ option values */
 
@@ -257,10 +257,12 @@ static int parse_options(struct causal_options *o, int argc, char **argv, int *p
 		     "line map is built, nothing is sampled; to\n"
 		     "measure lever's start-up overhead)",
 		     .given = &o->sampler_given),
-	    CLI_ENUM(0, "pause", &o->pause, "sleep|spin", pause_modes,
-		     "how threads pay their pauses: sleeping (default)\n"
-		     "or spinning, which keeps the core as busy as work\n"
-		     "would where hardware threads share it (SMT)",
+	    CLI_ENUM(0, "pause", &o->pause, "auto|sleep|spin", pause_modes,
+		     "how threads pay their pauses: spinning, which\n"
+		     "keeps the core as busy as work would where\n"
+		     "hardware threads share it (SMT), or sleeping;\n"
+		     "auto (default): spin while the threads that can\n"
+		     "run fit the CPUs, sleep when they outnumber them",
 		     .given = &o->pause_given),
 	    CLI_DURATION(0, "sample-period", &o->period_ns, "DUR", NSEC_PER_MSEC,
 			 10 * NSEC_PER_USEC, NSEC_PER_SEC, "CPU time between samples (default 1ms)",

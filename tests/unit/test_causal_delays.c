@@ -46,6 +46,12 @@ bool address_in_lever(const void *p)
 {
 	return false;
 }
+/* live threads, as threads.c counts them (--pause=auto compares them with rt.cfg.cpus) */
+static unsigned live_threads = 1;
+unsigned threads_live(void)
+{
+	return live_threads;
+}
 /* The exit of one thread, as threads.c records it. */
 static struct {
 	bool known;
@@ -202,6 +208,53 @@ static void spinning_pause_keeps_the_cpu(void **state)
 		end_experiment();
 	}
 	rt.cfg.pause_spin = false;
+}
+
+/* Pays b's pause (owed by a's selected sample); true when it spun (no voluntary switch). */
+static bool pause_was_spun(struct thread_state *a, struct thread_state *b)
+{
+	long before;
+	bool spun;
+
+	start_experiment(NSEC_PER_MSEC);
+	delays_catch_up(b);
+	selected_samples(a, 1);
+	delays_catch_up(a);
+	before = voluntary_switches();
+	delays_catch_up(b);
+	spun = voluntary_switches() == before;
+	assert_int_equal(b->local, atomic_load(&rt.global));
+	end_experiment();
+	return spun;
+}
+
+/*
+ * --pause=auto spins while the threads that can run (live, minus those in a
+ * blocking call we wrap) fit the CPUs, and sleeps once they outnumber them;
+ * a thread marked blocked twice counts once, and one that leaves its
+ * blocking call counts as runnable again.
+ */
+static void auto_pause_spins_while_threads_fit_the_cpus(void **state)
+{
+	struct thread_state a = {0}, b = {0}, c = {0};
+
+	rt.cfg.pause_auto = true;
+	rt.cfg.cpus = 2;
+	live_threads = 2;
+	assert_true(pause_was_spun(&a, &b));
+	live_threads = 3;
+	assert_false(pause_was_spun(&a, &b));
+	delays_mark_blocked(&c, true);
+	delays_mark_blocked(&c, true);
+	assert_int_equal(atomic_load(&rt.blocked_threads), 1);
+	assert_true(pause_was_spun(&a, &b));
+	delays_mark_blocked(&c, false);
+	assert_int_equal(atomic_load(&rt.blocked_threads), 0);
+	assert_false(pause_was_spun(&a, &b));
+	rt.cfg.pause_auto = false;
+	live_threads = 2;
+	assert_false(pause_was_spun(&a, &b)); /* --pause=sleep */
+	live_threads = 1;
 }
 
 static void woken_thread_skips_delays_added_while_blocked(void **state)
@@ -642,6 +695,7 @@ int main(void)
 	    cmocka_unit_test(zero_speedup_inserts_no_delay),
 	    cmocka_unit_test(excess_sleep_is_banked),
 	    cmocka_unit_test(spinning_pause_keeps_the_cpu),
+	    cmocka_unit_test(auto_pause_spins_while_threads_fit_the_cpus),
 	    cmocka_unit_test(woken_thread_skips_delays_added_while_blocked),
 	    cmocka_unit_test(late_thread_still_owes_pauses_since_start),
 	    cmocka_unit_test(payment_covers_pauses_added_meanwhile),

@@ -64,12 +64,45 @@ static uint64_t spin_ns(uint64_t ns)
 	return now - start;
 }
 
+/*
+ * --pause=auto (the default): spin while every thread that can run has a CPU
+ * of its own (live threads outside the blocking calls we wrap, at most the
+ * CPUs of the program's affinity), so that a sleeping pause does not hand
+ * its core (SMT) or the package's frequency to the selected thread; sleep
+ * when threads outnumber CPUs, where a spin would take a CPU another thread
+ * of the program needs. A thread blocked in a call we do not wrap counts as
+ * runnable, which errs towards sleeping, the old behaviour.
+ */
+static bool pause_spins(void)
+{
+	unsigned live, blocked;
+
+	if (rt.cfg.pause_spin)
+		return true;
+	if (!rt.cfg.pause_auto)
+		return false;
+	live = threads_live();
+	blocked = atomic_load_explicit(&rt.blocked_threads, memory_order_relaxed);
+	return live <= blocked || live - blocked <= rt.cfg.cpus;
+}
+
+/* Marks t as inside (or out of) a blocking call, keeping the count pause_spins() reads. */
+void delays_mark_blocked(struct thread_state *t, bool blocked)
+{
+	int was = atomic_exchange(&t->blocked, blocked ? 1 : 0);
+
+	if (was && !blocked)
+		atomic_fetch_sub_explicit(&rt.blocked_threads, 1, memory_order_relaxed);
+	else if (!was && blocked)
+		atomic_fetch_add_explicit(&rt.blocked_threads, 1, memory_order_relaxed);
+}
+
 /* Pays ns (sleeping or spinning) with sampling paused; returns the time that passed. */
 static uint64_t sleep_unsampled(struct thread_state *t, uint64_t ns)
 {
 	uint64_t got;
 
-	if (rt.cfg.pause_spin) {
+	if (pause_spins()) {
 		sampler_pause(t);
 		got = spin_ns(ns);
 		sampler_resume(t);
@@ -213,7 +246,7 @@ void delays_pre_block(struct thread_state *t)
 	t->global_at_block = atomic_load(&rt.global);
 	if (rt.cfg.arrival_ns)
 		t->blocked_at_ns = time_monotonic_ns();
-	atomic_store(&t->blocked, 1);
+	delays_mark_blocked(t, true);
 }
 
 /*
@@ -243,7 +276,7 @@ void delays_post_block(struct thread_state *t, bool woken_by_other)
 
 	if (!t)
 		return;
-	atomic_store(&t->blocked, 0);
+	delays_mark_blocked(t, false);
 	/* a producer blocked on a full queue is not producing (AMP's period) */
 	if (rt.cfg.arrival_ns)
 		t->idle_ns += time_monotonic_ns() - t->blocked_at_ns;

@@ -9,6 +9,7 @@
  */
 #include <dlfcn.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -27,6 +28,18 @@ static pthread_t profiler;
 static _Atomic int profiler_running;
 static _Atomic int shutdown_done;
 static char base_output[PATH_MAX];
+
+/* CPUs the program may run on: its affinity mask at start (at least 1). */
+static unsigned affinity_cpus(void)
+{
+	cpu_set_t set;
+	int n;
+
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		return 1;
+	n = CPU_COUNT(&set);
+	return n > 0 ? (unsigned)n : 1;
+}
 
 static uint64_t env_u64(const char *name, uint64_t def)
 {
@@ -60,6 +73,8 @@ static void read_config(struct runtime_config *c)
 	c->no_sampler = v && strcmp(v, "none") == 0;
 	v = getenv(LEVER_ENV_PAUSE);
 	c->pause_spin = v && strcmp(v, "spin") == 0;
+	c->pause_auto = !v || strcmp(v, "auto") == 0;
+	c->cpus = affinity_cpus();
 	c->fixed_speedup = getenv(LEVER_ENV_FIXED_SPEEDUP) && *getenv(LEVER_ENV_FIXED_SPEEDUP)
 			       ? (int)env_u64(LEVER_ENV_FIXED_SPEEDUP, 0)
 			       : -1;
@@ -398,7 +413,7 @@ void runtime_shutdown(void)
 	if (t) {
 		t->busy = 1;
 		samples_process(t);
-		atomic_store(&t->blocked, 1); /* the profiler must not wait for us */
+		delays_mark_blocked(t, true); /* the profiler must not wait for us */
 	}
 	atomic_store(&rt.shutting_down, 1);
 	real_join = real_symbol("pthread_join", NULL);

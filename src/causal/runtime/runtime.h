@@ -126,6 +126,8 @@ struct runtime_config {
 	bool arrival_set;    /* --arrival-speedup given (even 0): records carry the load */
 	bool no_sampler;     /* "none": start-up only (line map, no samples), to measure overhead */
 	bool pause_spin;     /* pay pauses by spinning, not sleeping (keeps an SMT sibling busy) */
+	bool pause_auto;     /* spin while the threads that can run fit the CPUs, else sleep */
+	unsigned cpus;	     /* CPUs the program may run on (its affinity at start) */
 	int fixed_speedup;   /* -1: random */
 	char fixed_line[4096];
 	double zero_probability;
@@ -167,6 +169,7 @@ struct runtime {
 	_Atomic uint64_t in_scope_samples;
 	_Atomic uint64_t lost_samples;
 	_Atomic uint64_t inserted_delay_ns; /* slept by all threads, whole run */
+	_Atomic unsigned blocked_threads;   /* live threads inside a blocking call we wrap */
 	uint64_t start_ns;		    /* CLOCK_MONOTONIC at start-up */
 	uint64_t exec_ns;		    /* launcher's CLOCK_MONOTONIC at exec, or 0 */
 	_Atomic uint64_t first_sample_ns;
@@ -245,6 +248,8 @@ void delays_catch_up(struct thread_state *t);
 void delays_fold_arrivals(struct thread_state *t);
 /* Before a call that may block: pay what is owed, then remember G. */
 void delays_pre_block(struct thread_state *t);
+/* Marks t as inside (or out of) a blocking call we wrap (--pause=auto counts them). */
+void delays_mark_blocked(struct thread_state *t, bool blocked);
 /* After it: if woken by another thread, skip the pauses added while blocked. */
 void delays_post_block(struct thread_state *t, bool woken_by_other);
 /* Brings local up to date with the current epoch (no debt across experiments). */

@@ -20,7 +20,7 @@
 	"LEVER_CAUSAL_ARRIVAL_SPEEDUP"		 /* ns per arrival (AMP); set = recorded, even 0 */
 #define LEVER_ENV_SAMPLER "LEVER_CAUSAL_SAMPLER" /* perf (default, falls back) | timer | none */
 #define LEVER_ENV_VERBOSE "LEVER_CAUSAL_VERBOSE" /* "1" */
-#define LEVER_ENV_PAUSE	  "LEVER_CAUSAL_PAUSE"	 /* sleep (default) | spin: how pauses are paid */
+#define LEVER_ENV_PAUSE	  "LEVER_CAUSAL_PAUSE"	 /* auto (default) | sleep | spin */
 #define LEVER_ENV_FOLLOW_CHILDREN                                                                  \
 	"LEVER_CAUSAL_FOLLOW_CHILDREN" /* "1": profile children, per-pid files */
 #define LEVER_ENV_ZERO_PROB    "LEVER_CAUSAL_ZERO_PROBABILITY" /* P(speedup 0); default 0.5 */

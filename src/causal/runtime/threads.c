@@ -300,6 +300,7 @@ void thread_unregister(struct thread_state *t)
 	progress_thread_stop(t);
 	sampler_stop(t);
 	tls_state = NULL;
+	delays_mark_blocked(t, false); /* cancelled inside a wrapped wait */
 	atomic_fetch_sub(&live_threads, 1);
 	atomic_store_explicit(&t->used, 0, memory_order_release);
 }
@@ -414,6 +415,7 @@ void threads_after_fork_child(struct thread_state *self)
 		atomic_store(&t->used, 0);
 	}
 	atomic_store(&live_threads, self ? 1 : 0);
+	atomic_store(&rt.blocked_threads, self && atomic_load(&self->blocked) ? 1 : 0);
 	if (self)
 		self->tid = (pid_t)syscall(SYS_gettid);
 }
