@@ -99,11 +99,14 @@ def trim(entries, kind):
     """lever causal report's default (src/causal/summary.c trim_bucket):
     experiments whose cost per visit lies beyond 3 IQR past the quartiles
     of their bucket are set aside, when the bucket has >= 8 experiments
-    with a median of >= 5 visits."""
+    with a median of >= 5 visits. Visits are counts, so the spread is at
+    least the cost of one visit at the median count (median cost / median
+    visits)."""
     if len(entries) < 8:
         return entries
     visits = sorted(e[1] for e in entries)
-    if quantile(visits, 0.5) < MIN_VISITS:
+    v_med = quantile(visits, 0.5)
+    if v_med < MIN_VISITS:
         return entries
 
     def cost(e):
@@ -112,9 +115,12 @@ def trim(entries, kind):
         return (e[3] * e[0] if kind == "latency" else e[0]) / e[1]
     costs = sorted(cost(e) for e in entries)
     q1, q3 = quantile(costs, 0.25), quantile(costs, 0.75)
-    if not math.isfinite(q3) or not q3 > q1:
+    if not math.isfinite(q3):
         return entries
-    lo, hi = q1 - 3 * (q3 - q1), q3 + 3 * (q3 - q1)
+    iqr = max(q3 - q1, quantile(costs, 0.5) / v_med)
+    if not iqr > 0:
+        return entries
+    lo, hi = q1 - 3 * iqr, q3 + 3 * iqr
     return [e for e in entries if lo <= cost(e) <= hi]
 
 

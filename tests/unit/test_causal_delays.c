@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "causal/runtime/experiment.h"
 #include "causal/runtime/runtime.h"
 
 struct runtime rt;
@@ -687,12 +688,32 @@ static void wrappers_bracket_busy(void **state)
 	assert_null(runtime_enter());
 }
 
+/*
+ * The runtime records' T (the phase correction's denominator) spans the
+ * sampled run: from when sampling began, not lever's start-up (the line
+ * map built before main), to the program's exit, not the profiler's
+ * wind-down after it.
+ */
+static void run_length_is_the_sampled_run(void **state)
+{
+	const uint64_t started = 1000, sampling = 41000, exiting = 2041000;
+
+	/* while the program runs: since sampling began */
+	assert_int_equal(experiment_run_length_ns(sampling, 0, 541000), 500000);
+	/* after the exit began: up to the exit, however late the record */
+	assert_int_equal(experiment_run_length_ns(sampling, exiting, exiting + 12000000), 2000000);
+	assert_int_equal(experiment_run_length_ns(sampling, exiting, exiting), 2000000);
+	/* never negative */
+	assert_int_equal(experiment_run_length_ns(sampling, 0, started), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(own_samples_replace_pauses),
 	    cmocka_unit_test(global_is_raised_to_the_max_not_summed),
 	    cmocka_unit_test(zero_speedup_inserts_no_delay),
+	    cmocka_unit_test(run_length_is_the_sampled_run),
 	    cmocka_unit_test(excess_sleep_is_banked),
 	    cmocka_unit_test(spinning_pause_keeps_the_cpu),
 	    cmocka_unit_test(auto_pause_spins_while_threads_fit_the_cpus),

@@ -353,13 +353,15 @@ static void emit_line_samples(struct line_info *li, void *ctx)
 }
 
 /*
- * runtime: ns since start-up, and the delay subtracted from the experiments'
- * durations so far (the run is that much longer than the program's own time:
- * the report's phase correction takes it off).
+ * runtime: the run's length (above), and the delay subtracted from the
+ * experiments' durations so far (the run is that much longer than the
+ * program's own time: the report's phase correction takes it off).
  */
 static void write_samples_records(void)
 {
 	uint64_t fallback = atomic_load(&rt.timer_fallback_threads);
+	uint64_t length = experiment_run_length_ns(rt.run_start_ns, atomic_load(&rt.exiting_ns),
+						   time_monotonic_ns());
 
 	/*
 	 * The startup record names the sampler the run began with; once threads
@@ -367,12 +369,10 @@ static void write_samples_records(void)
 	 * sampler (sampler.c), the runtime records say so from then on.
 	 */
 	if (fallback)
-		output_printf(OUTPUT_FORMAT_RUNTIME_MIXED_SAMPLER,
-			      (unsigned long long)(time_monotonic_ns() - rt.start_ns),
+		output_printf(OUTPUT_FORMAT_RUNTIME_MIXED_SAMPLER, (unsigned long long)length,
 			      (unsigned long long)stats.paid_ns, (unsigned long long)fallback);
 	else
-		output_printf(OUTPUT_FORMAT_RUNTIME,
-			      (unsigned long long)(time_monotonic_ns() - rt.start_ns),
+		output_printf(OUTPUT_FORMAT_RUNTIME, (unsigned long long)length,
 			      (unsigned long long)stats.paid_ns);
 	linemap_foreach_line(emit_line_samples, NULL);
 	output_flush();

@@ -161,6 +161,8 @@ static void start_profiling(void)
 	if (!output_open(rt.cfg.output))
 		return;
 	atomic_store(&rt.enabled, 1);
+	/* the line map, when built before main, is lever's time, not the run's */
+	rt.run_start_ns = time_monotonic_ns();
 	thread_register(0, 0, 0);
 	if (!experiment_start_profiler(&profiler)) {
 		LOG_WARN("cannot start the profiler thread; profiling disabled\n");
@@ -456,6 +458,7 @@ static void fork_child(void)
 	}
 	rt.pid = getpid();
 	rt.start_ns = time_monotonic_ns();
+	rt.run_start_ns = rt.start_ns;
 	atomic_store(&shutdown_done, 0);
 	atomic_store(&rt.exiting_ns, 0);
 	atomic_store(&rt.shutting_down, 0);
