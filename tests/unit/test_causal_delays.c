@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <pthread.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 
 #include <cmocka.h>
@@ -160,6 +161,31 @@ static void excess_sleep_is_banked(void **state)
 		assert_int_equal(pauses, before);
 		assert_int_equal(b.local, a.local);
 	}
+}
+
+/*
+ * A pause sleeps with 1 ns of timer slack and then gives the thread back the
+ * slack it had just before, whatever it was when the thread registered: a
+ * program that sets its own slack later (prodcons' threads) keeps it, or
+ * each of its own sleeps after a pause would run long by the default 50 us,
+ * unpaused time that virtual speedup does not subtract.
+ */
+static void pause_keeps_the_thread_timer_slack(void **state)
+{
+	struct thread_state a = {0}, b = {0};
+	int before = prctl(PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL);
+
+	assert_true(before > 0);
+	rt.cfg.pause_spin = false;
+	assert_int_equal(prctl(PR_SET_TIMERSLACK, 7000UL, 0UL, 0UL, 0UL), 0);
+	start_experiment(20 * NSEC_PER_USEC);
+	selected_samples(&a, 1);
+	delays_catch_up(&a);
+	delays_catch_up(&b); /* b sleeps 20 us */
+	assert_int_equal(pauses, 1);
+	assert_int_equal(prctl(PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL), 7000);
+	end_experiment();
+	prctl(PR_SET_TIMERSLACK, (unsigned long)before, 0UL, 0UL, 0UL);
 }
 
 static long voluntary_switches(void)
@@ -641,6 +667,7 @@ int main(void)
 	    cmocka_unit_test(global_is_raised_to_the_max_not_summed),
 	    cmocka_unit_test(zero_speedup_inserts_no_delay),
 	    cmocka_unit_test(excess_sleep_is_banked),
+	    cmocka_unit_test(pause_keeps_the_thread_timer_slack),
 	    cmocka_unit_test(spinning_pause_keeps_the_cpu),
 	    cmocka_unit_test(woken_thread_skips_delays_added_while_blocked),
 	    cmocka_unit_test(late_thread_still_owes_pauses_since_start),
