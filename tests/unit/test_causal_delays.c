@@ -36,9 +36,13 @@ void sampler_pause(struct thread_state *t)
 	seen_local = t->local;
 	seen_at = time_monotonic_ns();
 }
+/* what restarting the sampler costs (the real one: two perf ioctls) */
+static uint64_t resume_cost_ns;
 void sampler_resume(struct thread_state *t)
 {
 	resumes++;
+	if (resume_cost_ns)
+		time_sleep_ns(resume_cost_ns);
 }
 void samples_process(struct thread_state *t)
 {
@@ -186,6 +190,34 @@ static void pause_keeps_the_thread_timer_slack(void **state)
 	assert_int_equal(prctl(PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL), 7000);
 	end_experiment();
 	prctl(PR_SET_TIMERSLACK, (unsigned long)before, 0UL, 0UL, 0UL);
+}
+
+/*
+ * The time a pause's bracket takes (stopping and restarting the sampler) is
+ * paid delay too: the thread did not work meanwhile. It is banked with the
+ * overshoot, so later pauses are shorter by it, sleeping or spinning.
+ */
+static void pause_bracket_is_banked(void **state)
+{
+	for (int spin = 0; spin <= 1; spin++) {
+		struct thread_state a = {0}, b = {0};
+		uint64_t inserted;
+
+		rt.cfg.pause_spin = spin;
+		start_experiment(20 * NSEC_PER_USEC);
+		selected_samples(&a, 1);
+		delays_catch_up(&a);
+		resume_cost_ns = 2 * NSEC_PER_MSEC;
+		delays_catch_up(&b); /* owes 20 us; the bracket takes 2 ms more */
+		resume_cost_ns = 0;
+		inserted = atomic_load(&rt.inserted_delay_ns);
+		assert_int_equal(pauses, 1);
+		assert_true(b.excess_ns >= (int64_t)(2 * NSEC_PER_MSEC));
+		assert_true(inserted >= 20 * NSEC_PER_USEC + 2 * NSEC_PER_MSEC);
+		assert_int_equal(b.excess_ns, (int64_t)inserted - (int64_t)(20 * NSEC_PER_USEC));
+		end_experiment();
+	}
+	rt.cfg.pause_spin = false;
 }
 
 static long voluntary_switches(void)
@@ -668,6 +700,7 @@ int main(void)
 	    cmocka_unit_test(zero_speedup_inserts_no_delay),
 	    cmocka_unit_test(excess_sleep_is_banked),
 	    cmocka_unit_test(pause_keeps_the_thread_timer_slack),
+	    cmocka_unit_test(pause_bracket_is_banked),
 	    cmocka_unit_test(spinning_pause_keeps_the_cpu),
 	    cmocka_unit_test(woken_thread_skips_delays_added_while_blocked),
 	    cmocka_unit_test(late_thread_still_owes_pauses_since_start),

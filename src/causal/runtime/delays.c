@@ -48,10 +48,9 @@ static volatile uint64_t spin_sink; /* keeps the divisions' result live */
  * core (SMT; the two vCPUs of a small VM) the thread running the selected
  * line then runs faster than it would beside real work: a virtual speedup
  * larger than the real one. Spinning keeps the core as busy as the work
- * would (dependent divisions, as the bench programs' loops). Returns the
- * time that passed.
+ * would (dependent divisions, as the bench programs' loops).
  */
-static uint64_t spin_ns(uint64_t ns)
+static void spin_ns(uint64_t ns)
 {
 	uint64_t start = time_monotonic_ns(), now = start, x = ns, d = spin_divisor;
 
@@ -61,23 +60,11 @@ static uint64_t spin_ns(uint64_t ns)
 		now = time_monotonic_ns();
 	}
 	spin_sink = x;
-	return now - start;
 }
 
-/* Pays ns (sleeping or spinning) with sampling paused; returns the time that passed. */
-static uint64_t sleep_unsampled(struct thread_state *t, uint64_t ns)
+/* Sleeps ns with 1 ns of timer slack, then gives the thread its own back. */
+static void sleep_tight(uint64_t ns)
 {
-	uint64_t got;
-	int slack;
-
-	if (rt.cfg.pause_spin) {
-		sampler_pause(t);
-		got = spin_ns(ns);
-		sampler_resume(t);
-		atomic_fetch_add_explicit(&rt.inserted_delay_ns, got, memory_order_relaxed);
-		return got;
-	}
-	sampler_pause(t);
 	/*
 	 * Default timer slack (50 us) would add to nanosleep's overshoot. The
 	 * slack to restore is the thread's as it is now, not as it was when the
@@ -87,12 +74,33 @@ static uint64_t sleep_unsampled(struct thread_state *t, uint64_t ns)
 	 * speedup does not subtract (a saturated consumer's capacity read ~2.5%
 	 * low).
 	 */
-	slack = prctl(PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL);
+	int slack = prctl(PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL);
+
 	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-	got = time_sleep_ns(ns);
+	time_sleep_ns(ns);
 	if (slack > 0)
 		prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0UL, 0UL, 0UL);
+}
+
+/*
+ * Pays ns (sleeping or spinning) with sampling paused; returns the time that
+ * passed, the bracket included: stopping and restarting the sampler and the
+ * slack calls (7 system calls) keep the thread from its work as much as
+ * the sleep, so they are paid delay and their time is banked with the
+ * overshoot (uncounted, a saturated consumer that pays a pause per item lost
+ * them from every item).
+ */
+static uint64_t sleep_unsampled(struct thread_state *t, uint64_t ns)
+{
+	uint64_t start = time_monotonic_ns(), got;
+
+	sampler_pause(t);
+	if (rt.cfg.pause_spin)
+		spin_ns(ns);
+	else
+		sleep_tight(ns);
 	sampler_resume(t);
+	got = time_monotonic_ns() - start;
 	atomic_fetch_add_explicit(&rt.inserted_delay_ns, got, memory_order_relaxed);
 	return got;
 }
