@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <pthread.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 
 #include <cmocka.h>
@@ -36,9 +37,13 @@ void sampler_pause(struct thread_state *t)
 	seen_local = t->local;
 	seen_at = time_monotonic_ns();
 }
+/* what restarting the sampler costs (the real one: two perf ioctls) */
+static uint64_t resume_cost_ns;
 void sampler_resume(struct thread_state *t)
 {
 	resumes++;
+	if (resume_cost_ns)
+		time_sleep_ns(resume_cost_ns);
 }
 void samples_process(struct thread_state *t)
 {
@@ -167,6 +172,59 @@ static void excess_sleep_is_banked(void **state)
 		assert_int_equal(pauses, before);
 		assert_int_equal(b.local, a.local);
 	}
+}
+
+/*
+ * A pause sleeps with 1 ns of timer slack and then gives the thread back the
+ * slack it had just before, whatever it was when the thread registered: a
+ * program that sets its own slack later (prodcons' threads) keeps it, or
+ * each of its own sleeps after a pause would run long by the default 50 us,
+ * unpaused time that virtual speedup does not subtract.
+ */
+static void pause_keeps_the_thread_timer_slack(void **state)
+{
+	struct thread_state a = {0}, b = {0};
+	int before = prctl(PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL);
+
+	assert_true(before > 0);
+	rt.cfg.pause_spin = false;
+	assert_int_equal(prctl(PR_SET_TIMERSLACK, 7000UL, 0UL, 0UL, 0UL), 0);
+	start_experiment(20 * NSEC_PER_USEC);
+	selected_samples(&a, 1);
+	delays_catch_up(&a);
+	delays_catch_up(&b); /* b sleeps 20 us */
+	assert_int_equal(pauses, 1);
+	assert_int_equal(prctl(PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL), 7000);
+	end_experiment();
+	prctl(PR_SET_TIMERSLACK, (unsigned long)before, 0UL, 0UL, 0UL);
+}
+
+/*
+ * The time a pause's bracket takes (stopping and restarting the sampler) is
+ * paid delay too: the thread did not work meanwhile. It is banked with the
+ * overshoot, so later pauses are shorter by it, sleeping or spinning.
+ */
+static void pause_bracket_is_banked(void **state)
+{
+	for (int spin = 0; spin <= 1; spin++) {
+		struct thread_state a = {0}, b = {0};
+		uint64_t inserted;
+
+		rt.cfg.pause_spin = spin;
+		start_experiment(20 * NSEC_PER_USEC);
+		selected_samples(&a, 1);
+		delays_catch_up(&a);
+		resume_cost_ns = 2 * NSEC_PER_MSEC;
+		delays_catch_up(&b); /* owes 20 us; the bracket takes 2 ms more */
+		resume_cost_ns = 0;
+		inserted = atomic_load(&rt.inserted_delay_ns);
+		assert_int_equal(pauses, 1);
+		assert_true(b.excess_ns >= (int64_t)(2 * NSEC_PER_MSEC));
+		assert_true(inserted >= 20 * NSEC_PER_USEC + 2 * NSEC_PER_MSEC);
+		assert_int_equal(b.excess_ns, (int64_t)inserted - (int64_t)(20 * NSEC_PER_USEC));
+		end_experiment();
+	}
+	rt.cfg.pause_spin = false;
 }
 
 static long voluntary_switches(void)
@@ -715,6 +773,8 @@ int main(void)
 	    cmocka_unit_test(zero_speedup_inserts_no_delay),
 	    cmocka_unit_test(run_length_is_the_sampled_run),
 	    cmocka_unit_test(excess_sleep_is_banked),
+	    cmocka_unit_test(pause_keeps_the_thread_timer_slack),
+	    cmocka_unit_test(pause_bracket_is_banked),
 	    cmocka_unit_test(spinning_pause_keeps_the_cpu),
 	    cmocka_unit_test(auto_pause_spins_while_threads_fit_the_cpus),
 	    cmocka_unit_test(woken_thread_skips_delays_added_while_blocked),

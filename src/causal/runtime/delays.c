@@ -48,10 +48,9 @@ static volatile uint64_t spin_sink; /* keeps the divisions' result live */
  * core (SMT; the two vCPUs of a small VM) the thread running the selected
  * line then runs faster than it would beside real work: a virtual speedup
  * larger than the real one. Spinning keeps the core as busy as the work
- * would (dependent divisions, as the bench programs' loops). Returns the
- * time that passed.
+ * would (dependent divisions, as the bench programs' loops).
  */
-static uint64_t spin_ns(uint64_t ns)
+static void spin_ns(uint64_t ns)
 {
 	uint64_t start = time_monotonic_ns(), now = start, x = ns, d = spin_divisor;
 
@@ -61,7 +60,6 @@ static uint64_t spin_ns(uint64_t ns)
 		now = time_monotonic_ns();
 	}
 	spin_sink = x;
-	return now - start;
 }
 
 /*
@@ -97,24 +95,45 @@ void delays_mark_blocked(struct thread_state *t, bool blocked)
 		atomic_fetch_add_explicit(&rt.blocked_threads, 1, memory_order_relaxed);
 }
 
-/* Pays ns (sleeping or spinning) with sampling paused; returns the time that passed. */
+/* Sleeps ns with 1 ns of timer slack, then gives the thread its own back. */
+static void sleep_tight(uint64_t ns)
+{
+	/*
+	 * Default timer slack (50 us) would add to nanosleep's overshoot. The
+	 * slack to restore is the thread's as it is now, not as it was when the
+	 * thread registered: a program that lowers its own slack after that
+	 * (prodcons' consumer) would otherwise get 50 us back after its first
+	 * pause, and each of its later sleeps would run long, time that virtual
+	 * speedup does not subtract (a saturated consumer's capacity read ~2.5%
+	 * low).
+	 */
+	int slack = prctl(PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL);
+
+	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+	time_sleep_ns(ns);
+	if (slack > 0)
+		prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0UL, 0UL, 0UL);
+}
+
+/*
+ * Pays ns (sleeping or spinning) with sampling paused; returns the time that
+ * passed, the bracket included: stopping and restarting the sampler and the
+ * slack calls (7 system calls) keep the thread from its work as much as
+ * the sleep, so they are paid delay and their time is banked with the
+ * overshoot (uncounted, a saturated consumer that pays a pause per item lost
+ * them from every item).
+ */
 static uint64_t sleep_unsampled(struct thread_state *t, uint64_t ns)
 {
-	uint64_t got;
+	uint64_t start = time_monotonic_ns(), got;
 
-	if (pause_spins()) {
-		sampler_pause(t);
-		got = spin_ns(ns);
-		sampler_resume(t);
-		atomic_fetch_add_explicit(&rt.inserted_delay_ns, got, memory_order_relaxed);
-		return got;
-	}
 	sampler_pause(t);
-	/* default timer slack (50 us) would add to nanosleep's overshoot */
-	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-	got = time_sleep_ns(ns);
-	prctl(PR_SET_TIMERSLACK, t->timer_slack, 0UL, 0UL, 0UL);
+	if (pause_spins())
+		spin_ns(ns);
+	else
+		sleep_tight(ns);
 	sampler_resume(t);
+	got = time_monotonic_ns() - start;
 	atomic_fetch_add_explicit(&rt.inserted_delay_ns, got, memory_order_relaxed);
 	return got;
 }

@@ -71,10 +71,9 @@ struct thread_state {
 	struct line_info *last_line; /* in-scope line of the latest sample (NULL: none) */
 
 	/* delays */
-	uint64_t local;		   /* ns: pauses taken + own virtual speedup, this epoch */
-	uint64_t epoch;		   /* experiment epoch of local */
-	int64_t excess_ns;	   /* slept beyond what was owed, banked for later pauses */
-	unsigned long timer_slack; /* the thread's own, restored after our sleeps */
+	uint64_t local;	   /* ns: pauses taken + own virtual speedup, this epoch */
+	uint64_t epoch;	   /* experiment epoch of local */
+	int64_t excess_ns; /* slept beyond what was owed, banked for later pauses */
 	uint64_t global_at_block;
 	uint64_t epoch_at_block;
 	uint64_t blocked_at_ns; /* when it blocked (AMP caps the wake-up credit) */

@@ -11,7 +11,6 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -114,7 +113,6 @@ struct thread_state *thread_register(uint64_t parent_local, uint64_t parent_epoc
 	t->epoch = parent_epoch;
 	/* the parent's oversleep delayed our creation too (Coz 2014 does the same) */
 	t->excess_ns = parent_excess;
-	t->timer_slack = (unsigned long)prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
 	t->global_at_block = 0;
 	t->epoch_at_block = 0;
 	atomic_store(&t->arrival.count, 0);
