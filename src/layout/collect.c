@@ -101,7 +101,7 @@ struct collector {
 	 * than on per-task inherited ones: a per-task cpu-clock event starts
 	 * and cancels its hrtimer at every context switch of every thread,
 	 * which costs a server far more than its samples (doc/layout.md,
-	 * "Overhead"). The samples of other processes are left out after the
+	 * "Recording"). The samples of other processes are left out after the
 	 * run, by process tree.
 	 */
 	bool cpu_wide;
