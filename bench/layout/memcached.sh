@@ -12,8 +12,11 @@
 #      has no PMU to use on these VMs, to keep its message;
 #   4. report: `lever layout report` (text and --json);
 #   5. overhead: throughput (memcaslap's TPS) of the bare server against
-#      the server under `record --source=clock`, rounds interleaved, the
-#      load average kept with every round.
+#      the server under `record --source=clock` (mode clock: the default,
+#      one event per CPU where it opens) and under `record --source=clock
+#      --per-task` (mode per-task: per-thread events, what an unprivileged
+#      user gets), rounds interleaved with the order rotating, the load
+#      average kept with every round.
 # Raw records, reports and rounds go to bench/results/layout-memcached/;
 # table.py there turns the rounds into the README's overhead table.
 #
@@ -103,10 +106,12 @@ run_bare() {
 	stop "$pid"
 }
 
-# recorded run: record into $1 with source $2 for $3 seconds, prints TPS
+# recorded run: record into $1 with source $2 for $3 seconds (and lever's
+# options $4...), prints TPS
 run_recorded() {
 	local rec=$1 source=$2 len=${3:-$secs}
-	"$lever" layout record --source="$source" --force -o "$rec" -- \
+	shift 3
+	"$lever" layout record --source="$source" "$@" --force -o "$rec" -- \
 		"$mc" "${mc_args[@]}" 2>"$rec.stderr" &
 	local pid=$!
 	wait_port
@@ -137,18 +142,20 @@ set -e
 	"$out/memcached-clock.rec" >"$out/memcached-clock.report.json"
 }
 
-# 5. overhead: interleaved rounds, bare first then recorded, order
-# alternating so neither always runs after the other
+# 5. overhead: interleaved rounds, the order rotating by the round so that
+# none always runs after another
 printf 'round\tmode\ttps\tload1\n' >"$out/overhead.tsv"
+all_modes=(bare clock per-task)
 for r in $(seq 1 "$rounds"); do
-	if [ $((r % 2)) -eq 1 ]; then modes="bare clock"; else modes="clock bare"; fi
-	for m in $modes; do
+	modes=()
+	for k in 0 1 2; do modes+=("${all_modes[$(((k + r) % 3))]}"); done
+	for m in "${modes[@]}"; do
 		l=$(cut -d' ' -f1 /proc/loadavg)
-		if [ "$m" = bare ]; then
-			t=$(run_bare)
-		else
-			t=$(run_recorded "$work/overhead.rec" clock)
-		fi
+		case $m in
+		bare) t=$(run_bare) ;;
+		clock) t=$(run_recorded "$work/overhead.rec" clock "$secs") ;;
+		per-task) t=$(run_recorded "$work/overhead.rec" clock "$secs" --per-task) ;;
+		esac
 		printf '%s\t%s\t%s\t%s\n' "$r" "$m" "$t" "$l" >>"$out/overhead.tsv"
 	done
 done

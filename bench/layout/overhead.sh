@@ -16,6 +16,7 @@
 # (medians of the per-round ratios with distribution-free 95% intervals) to
 # bench/results/layout-overhead.md by bench/layout/tables.py.
 #   bench/layout/overhead.sh BUILD [ROUNDS]
+# env: NOTE, a line on the conditions of the run kept in machine.txt.
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 rounds=${2:-10}
@@ -51,6 +52,7 @@ run() { # MODE ROUND ORDER STEPS MIB
 {
 	echo "# $(date -u +%FT%TZ) $(uname -r) $(nproc) CPUs; lever $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo '?')"
 	echo "# before: $(uptime)"
+	[ -z "${NOTE:-}" ] || echo "# note: $NOTE"
 } >"$raw/machine.txt"
 printf 'round\torder\tmib\tmode\tloop_ns\tloop_cpu_ns\tcommand_ns\tsamples\n' >"$raw/runs.tsv"
 "$prog" 1000000 >/dev/null # warm the page cache

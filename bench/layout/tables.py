@@ -108,7 +108,7 @@ def overhead(raw):
                 + "."
             )
     out.append("")
-    out.append("Machine (the load is the other engineers' builds and tests; a rerun on an idle machine is due):")
+    out.append("Machine (`uptime` before and after the rounds; a `# note:` line, if any, from the script's NOTE):")
     out.append("")
     out += [f"    {line}" for line in machine]
     return "\n".join(out) + "\n"

@@ -326,6 +326,11 @@ static int parse_record_options(struct record_options *o, int argc, char **argv)
 	    CLI_FLAG('a', "all-cpus", &o->c.system_wide,
 		     "sample every process on every CPU while PROGRAM runs\n"
 		     "(root or CAP_PERFMON)"),
+	    CLI_FLAG(0, "per-task", &o->c.per_task,
+		     "clock: follow PROGRAM's threads with per-task events,\n"
+		     "as without root, rather than with one event per CPU\n"
+		     "whose other processes' samples are left out (cheaper\n"
+		     "for programs that switch often; root or CAP_PERFMON)"),
 	    CLI_UINT('F', "freq", &o->freq, "FREQ", 1, 100000,
 		     "samples per second of CPU time (default 1000)", .given = &o->freq_given),
 	    CLI_UINT('c', "count", &o->period, "PERIOD", 1, UINT64_MAX / 2,

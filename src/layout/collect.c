@@ -95,6 +95,16 @@ struct collector {
 	uint64_t kernel; /* samples in the kernel (ibs_op): not ours to attribute */
 	uint64_t own;	 /* -a: samples of lever itself, left out (spec §7 "filter the daemon") */
 	uint32_t self_pid;
+	uint32_t child; /* the program's first process */
+	/*
+	 * The program followed on one cpu-wide event per CPU (pid -1) rather
+	 * than on per-task inherited ones: a per-task cpu-clock event starts
+	 * and cancels its hrtimer at every context switch of every thread,
+	 * which costs a server far more than its samples (doc/layout.md,
+	 * "Recording"). The samples of other processes are left out after the
+	 * run, by process tree.
+	 */
+	bool cpu_wide;
 	bool out_of_memory;
 };
 
@@ -430,6 +440,25 @@ static int self_test(struct perf_event_attr *a, char *why, size_t why_size)
 	}
 }
 
+/*
+ * Can a of the program's clock be one event per CPU instead (root or
+ * CAP_PERFMON, or perf_event_paranoid <= 0)? If so, a becomes that event.
+ */
+static bool cpu_wide_opens(struct perf_event_attr *a)
+{
+	struct perf_event_attr t = *a;
+	long fd;
+
+	t.inherit = 0;
+	t.enable_on_exec = 0;
+	fd = perf_open(&t, -1, 0, -1);
+	if (fd < 0)
+		return false;
+	close((int)fd);
+	*a = t;
+	return true;
+}
+
 static int map_ring(struct collector *c, int fd, struct ring *r)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -603,7 +632,7 @@ static int run_and_drain(struct collector *c, pid_t child, int go_fd, int *wait_
 	 */
 	for (int i = 0; i < 4; i++)
 		sigaction(signals[i], &catch, &old[i]);
-	if (c->o->system_wide)
+	if (c->o->system_wide || c->cpu_wide)
 		enable_events(c);
 	if (write(go_fd, "g", 1) != 1)
 		rc = -1;
@@ -795,6 +824,9 @@ struct resolver {
 	struct chain_table chains;
 	/* the counters written as `stat` lines */
 	uint64_t samples, memory, no_memory, address_unknown, no_previous, outside, unreadable;
+	uint64_t others; /* cpu-wide: samples of processes outside the program's tree */
+	uint32_t *tree;	 /* cpu-wide: the program's processes so far */
+	size_t n_tree, tree_cap;
 	size_t static_modules; /* modules whose static part the record has */
 	size_t n_used;	       /* modules in the record */
 	const char *program;   /* canonical path of PROGRAM: module 0 */
@@ -989,6 +1021,41 @@ static int compare_samples(const void *a, const void *b)
 	return x->time < y->time ? -1 : x->time > y->time ? 1 : 0;
 }
 
+static bool in_tree(const struct resolver *r, uint32_t pid)
+{
+	for (size_t i = 0; i < r->n_tree; i++)
+		if (r->tree[i] == pid)
+			return true;
+	return false;
+}
+
+/*
+ * A side event, in time order. cpu-wide: the program's tree starts when
+ * the child execs it (before, the child is lever's fork, which per-task
+ * events leave out with enable_on_exec) and grows by its forks; the other
+ * processes' maps are not kept (nor their files opened).
+ */
+static void follow_side(struct resolver *r, const struct side_event *e)
+{
+	struct collector *c = r->c;
+
+	if (c->cpu_wide) {
+		bool joins = (e->kind == SIDE_EXEC && e->pid == c->child) ||
+			     (e->kind == SIDE_FORK && in_tree(r, e->ppid));
+
+		if (joins && !in_tree(r, e->pid)) {
+			if (push((void **)&r->tree, &r->n_tree, &r->tree_cap, sizeof(*r->tree))) {
+				c->out_of_memory = true;
+				return;
+			}
+			r->tree[r->n_tree - 1] = e->pid;
+		}
+		if (!in_tree(r, e->pid))
+			return;
+	}
+	apply_side(r, e);
+}
+
 static void resolve_all(struct resolver *r)
 {
 	struct collector *c = r->c;
@@ -1002,7 +1069,11 @@ static void resolve_all(struct resolver *r)
 	module_of(r, string_table_intern(&c->paths, r->program, strlen(r->program)));
 	for (size_t i = 0; i < c->n_samples; i++) {
 		while (k < c->n_side && c->side[k].time <= c->samples[i].time)
-			apply_side(r, &c->side[k++]);
+			follow_side(r, &c->side[k++]);
+		if (c->cpu_wide && !in_tree(r, c->samples[i].pid)) {
+			r->others++;
+			continue;
+		}
 		resolve_sample(r, &c->samples[i]);
 	}
 }
@@ -1188,6 +1259,7 @@ static int fill_record(struct resolver *r, struct layout_record *rec)
 	    {"malformed", c->malformed},
 	    {"recorder-own", c->own},
 	    {"kernel", c->kernel},
+	    {"other-processes", r->others},
 	};
 
 	memset(rec, 0, sizeof(*rec));
@@ -1251,6 +1323,11 @@ static void print_summary(const struct collector *c, const struct resolver *r)
 		"%s: static part (structs, references, blocks) of %zu of the %zu modules "
 		"sampled\n",
 		who, r->static_modules, r->n_used);
+	if (c->cpu_wide)
+		fprintf(stderr,
+			"%s: one event per CPU (--per-task for per-thread events): %llu samples "
+			"of other processes left out\n",
+			who, (unsigned long long)r->others);
 	if (r->outside || r->unreadable)
 		fprintf(stderr,
 			"%s: %llu samples outside known code (vdso, JIT), %llu in code "
@@ -1314,6 +1391,7 @@ static void free_resolver(struct resolver *r)
 	free(r->counts.e);
 	free(r->chains.e);
 	free(r->chains.pool);
+	free(r->tree);
 	layout_decoder_free(r->dec);
 }
 
@@ -1339,6 +1417,8 @@ int layout_collect(const struct layout_collect_options *o, FILE *out, int *wait_
 	r.program = program;
 	if (choose_source(&c, attrs, &n_attrs))
 		return -1;
+	if (!o->system_wide && !o->per_task && c.source == LAYOUT_SOURCE_CLOCK)
+		c.cpu_wide = cpu_wide_opens(&attrs[0]);
 	c.scratch = malloc(1 << 16);
 	string_table_init(&c.paths);
 	r.dec = layout_decoder_new();
@@ -1351,7 +1431,8 @@ int layout_collect(const struct layout_collect_options *o, FILE *out, int *wait_
 		fprintf(stderr, "%s: fork: %s\n", o->who, strerror(errno));
 		goto out;
 	}
-	if (open_events(&c, attrs, n_attrs, o->system_wide ? -1 : child)) {
+	c.child = (uint32_t)child;
+	if (open_events(&c, attrs, n_attrs, o->system_wide || c.cpu_wide ? -1 : child)) {
 		close(go_fd); /* the child sees EOF and exits without running the program */
 		waitpid(child, NULL, 0);
 		goto out;

@@ -614,6 +614,7 @@ struct layout_collect_options {
 	enum layout_source source;
 	bool source_given; /* --source=pmu given: no fallback to clock */
 	bool system_wide;
+	bool per_task;	 /* clock: per-task events even where cpu-wide ones open */
 	uint64_t period; /* events (pmu) or nanoseconds (clock); 0: freq */
 	uint64_t freq;	 /* samples per second */
 	bool callchain;

@@ -148,6 +148,32 @@ if [ "$(id -u)" -eq 0 ] || [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 0
 	awk -F'\t' -v pc="$hot_pc" '$1 == "module" { m = 1 } !m && $1 == "sample" && $2 == pc { n += $3 } END { exit !(n > 10) }' \
 		"$tmp/all.record" || fail "-a: no samples on the program's load of hot"
 	[ -n "$(field "$tmp/all.record" recorder-own)" ] || fail "-a: no recorder-own counter"
+
+	# without -a, where cpu-wide events open, clock follows the program on one
+	# event per CPU (no hrtimer restarted at each of its context switches):
+	# a busy process beside it is sampled too and left out, the program's
+	# load of hot is still module 0's, and no module of the other's is kept
+	timeout 20 sh -c 'while :; do :; done' &
+	busy=$!
+	"$lever" layout record --source=clock -o "$tmp/cpu.record" -- "$prog" 5000000 >/dev/null 2>"$tmp/cpu.err" ||
+		fail "cpu-wide record exited $?: $(cat "$tmp/cpu.err")"
+	"$lever" layout record --source=clock --per-task -o "$tmp/task.record" -- "$prog" 5000000 >/dev/null 2>"$tmp/task.err" ||
+		fail "--per-task record exited $?: $(cat "$tmp/task.err")"
+	kill "$busy" 2>/dev/null
+	wait "$busy" 2>/dev/null
+	grep -q '^lever layout record: one event per CPU (--per-task for per-thread events): [0-9]* samples of other processes left out$' \
+		"$tmp/cpu.err" || fail "cpu-wide: no message: $(cat "$tmp/cpu.err")"
+	[ "$(field "$tmp/cpu.record" other-processes)" -gt 0 ] 2>/dev/null ||
+		fail "cpu-wide: the busy process was not sampled and left out (other-processes $(field "$tmp/cpu.record" other-processes))"
+	[ "$(field "$tmp/task.record" other-processes)" = 0 ] || fail "--per-task: other-processes is not 0"
+	! grep -q 'one event per CPU' "$tmp/task.err" || fail "--per-task: still one event per CPU"
+	for rec in cpu task; do
+		awk -F'\t' -v pc="$hot_pc" '$1 == "module" { m = 1 } !m && $1 == "sample" && $2 == pc { n += $3 } END { exit !(n > 10) }' \
+			"$tmp/$rec.record" || fail "$rec: no samples on the program's load of hot"
+		! grep -q $'^module\t' "$tmp/$rec.record" ||
+			awk -F'\t' '$1 == "module" && $2 !~ /(libc|ld-linux)/ { bad = 1 } END { exit bad }' "$tmp/$rec.record" ||
+			fail "$rec: a module of another process: $(grep $'^module\t' "$tmp/$rec.record")"
+	done
 fi
 
 # --- merge sums; export --pprof gives a gzip
