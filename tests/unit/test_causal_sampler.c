@@ -54,6 +54,9 @@ bool address_in_lever(const void *p)
 {
 	return false;
 }
+void progress_note_pause(uint64_t ns)
+{
+}
 void fd_guard_protect(int *slot)
 {
 }
