@@ -15,23 +15,21 @@
 
 /*
  * sum[i]: the number in flight at point i integrated over wall time, ns,
- * each sampled value standing for the time until the next sample (see
- * in_flight_step()); time: the wall time covered. paused[i]: the number in
+ * each sampled value standing for the time since the previous sample;
+ * time: the wall time covered. paused[i]: the number in
  * flight integrated over the global delay G as it was raised during the
  * experiment (pause_ns in all), ns. The experiment's virtual time removes
  * those pauses, and with them the in-flight time they held.
  */
 struct in_flight {
 	double sum[IN_FLIGHT_MAX_POINTS];
-	int64_t last[IN_FLIGHT_MAX_POINTS];
 	int64_t paused[IN_FLIGHT_MAX_POINTS];
 	uint64_t time, last_ns, pause_ns;
-	size_t n;
 };
 
-/* Starts at now_ns with n[0..count) in flight. */
-void in_flight_start(struct in_flight *f, uint64_t now_ns, const int64_t *n, size_t count);
-/* The numbers in flight now: the previous ones count for the time since the last step. */
+/* Starts at now_ns. */
+void in_flight_start(struct in_flight *f, uint64_t now_ns);
+/* The numbers in flight now, counted for the time since the last step. */
 void in_flight_step(struct in_flight *f, uint64_t now_ns, const int64_t *n, size_t count);
 /* The global delay raised during the experiment, and its in-flight integral per point. */
 void in_flight_stop(struct in_flight *f, uint64_t pause_ns, const int64_t *paused, size_t count);

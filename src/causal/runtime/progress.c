@@ -553,11 +553,8 @@ static size_t paused_now(int64_t *v)
 
 void progress_in_flight_start(struct in_flight *f, uint64_t now_ns)
 {
-	int64_t n[PROGRESS_MAX_POINTS];
-	size_t count = in_flight_now(n);
-
-	in_flight_start(f, now_ns, n, count);
-	for (size_t i = count; i < PROGRESS_MAX_POINTS; i++)
+	in_flight_start(f, now_ns);
+	for (size_t i = 0; i < PROGRESS_MAX_POINTS; i++)
 		paused_at_start[i] = 0;
 	paused_now(paused_at_start);
 }
