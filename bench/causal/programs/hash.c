@@ -1,14 +1,12 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * (f) Hash-bucket traversal in a shared table. Two threads look keys up in
- * one table of 8 buckets, each a chain of 129 entries stored in chain order
- * (16.5 KiB: half the L1 data cache that the two vCPUs, one physical core,
- * share; at 263 KiB, in L2, a walk slowed the other thread's hashing, which
- * no virtual speedup of the walk can show). A lookup computes the bucket
+ * one table of 64 buckets, each a chain of 257 entries stored in chain order
+ * (263 KiB: the physical core's L2 holds it). A lookup computes the bucket
  * (dependent divisions: the hash), lands on a finger into the chain and walks
  * from there to the key (the chosen line). Keys are drawn from the whole
  * chain at every --scale; S sets how far before the key the finger lands, so
- * the walk really is S times as long (S x position, mean 64 S steps), as
+ * the walk really is S times as long (S x position, mean 128 S steps), as
  * when skip pointers shorten the chains, while the lookups land on the same
  * entries: the working set and every other line do the same work at every S. (Drawing keys from the first S of each chain instead
  * shrank the working set, and the other lines got faster too.) The progress
@@ -18,11 +16,11 @@
 
 #include "common.h"
 
-#define BUCKETS	  8
-#define CHAIN	  128 /* longest walk; chains hold CHAIN + 1 entries */
+#define BUCKETS	  64
+#define CHAIN	  256 /* longest walk; chains hold CHAIN + 1 entries */
 #define BATCH	  256
 #define WORKERS	  2
-#define HASH_DIVS 12
+#define HASH_DIVS 24
 
 struct entry {
 	uint64_t key;
