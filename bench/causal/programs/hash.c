@@ -7,9 +7,9 @@
  * from there to the key (the chosen line). Keys are drawn from the whole
  * chain at every --scale; S sets how far before the key the finger lands, so
  * the walk really is S times as long (S x position, mean 128 S steps), as
- * when skip pointers shorten the chains, while the lookups land on the same
- * entries: the working set and every other line do the same work at every
- * S. (Drawing keys from the first S of each chain instead shrank the working
+ * when skip pointers shorten the chains, while the keys looked up and the
+ * table they live in stay the same: every other line does the same work at
+ * every S. (Drawing keys from the first S of each chain instead shrank the working
  * set, and the other lines got faster too.) The progress point is a batch of
  * 256 lookups.
  */
