@@ -11,3 +11,10 @@ lever_unit_test(test_causal_sampler
           ${CMAKE_SOURCE_DIR}/src/causal/runtime/sampler.c
           ${CMAKE_SOURCE_DIR}/src/causal/runtime/delays.c
   LIBS lever_base Threads::Threads rt RUNTIME)
+
+# Little's law's L over an experiment's virtual time (in_flight.c), on
+# closed-loop timelines worked out by hand.
+lever_unit_test(test_causal_in_flight
+  SOURCES ${CMAKE_SOURCE_DIR}/tests/unit/test_causal_in_flight.c
+          ${CMAKE_SOURCE_DIR}/src/causal/runtime/in_flight.c
+  LIBS lever_base RUNTIME)

@@ -48,6 +48,12 @@ void sampler_resume(struct thread_state *t)
 void samples_process(struct thread_state *t)
 {
 }
+/* the rises of G that progress.c weighs by the requests in flight */
+static uint64_t noted_pause_ns;
+void progress_note_pause(uint64_t ns)
+{
+	noted_pause_ns += ns;
+}
 bool address_in_lever(const void *p)
 {
 	return false;
@@ -130,12 +136,15 @@ static void global_is_raised_to_the_max_not_summed(void **state)
 
 	start_experiment(NSEC_PER_USEC);
 	g0 = atomic_load(&rt.global);
+	noted_pause_ns = 0;
 	selected_samples(&a, 4);
 	selected_samples(&b, 4);
 	delays_catch_up(&a);
 	delays_catch_up(&b);
 	/* both ran the line 4 times: nobody else needs more than 4 pauses of 1 us */
 	assert_int_equal(atomic_load(&rt.global) - g0, 4 * NSEC_PER_USEC);
+	/* every rise of G is reported once, as the rise, not as each thread's local */
+	assert_int_equal(noted_pause_ns, 4 * NSEC_PER_USEC);
 	delays_catch_up(&c);
 	assert_int_equal(c.local - g0, 4 * NSEC_PER_USEC);
 }

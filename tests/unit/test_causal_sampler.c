@@ -58,6 +58,9 @@ unsigned threads_live(void)
 {
 	return 1;
 }
+void progress_note_pause(uint64_t ns)
+{
+}
 void fd_guard_protect(int *slot)
 {
 }

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <sys/prctl.h>
 
+#include "causal/runtime/progress.h"
 #include "causal/runtime/runtime.h"
 
 /*
@@ -34,8 +35,12 @@ static void raise_global(uint64_t local)
 {
 	uint64_t g = atomic_load(&rt.global);
 
-	while (g < local && !atomic_compare_exchange_weak(&rt.global, &g, local))
-		;
+	while (g < local) {
+		if (atomic_compare_exchange_weak(&rt.global, &g, local)) {
+			progress_note_pause(local - g);
+			return;
+		}
+	}
 }
 
 /* Read at run time so that the compiler cannot turn the division into a multiply. */

@@ -44,9 +44,8 @@ static bool stopping(void)
 	return atomic_load(&rt.shutting_down) != 0;
 }
 
-/* Sleeps up to ns, in short steps so shutdown is noticed; false if stopping. */
 /* The numbers in flight of the experiment running (the profiler thread's alone). */
-static struct progress_in_flight in_flight;
+static struct in_flight in_flight;
 #define IN_FLIGHT_STEP_NS (1 * NSEC_PER_MSEC)
 
 /*
@@ -71,6 +70,7 @@ static bool experiment_nap(uint64_t ns)
 	return false;
 }
 
+/* Sleeps up to ns, in short steps so shutdown is noticed; false if stopping. */
 static bool nap(uint64_t ns)
 {
 	uint64_t end = time_monotonic_ns() + ns;
@@ -272,6 +272,7 @@ static void run_experiment(struct line_info *line, unsigned speedup)
 	arriving = threads_arriving_since_mark();
 	s1 = atomic_load(&line->samples);
 	g1 = atomic_load(&rt.global);
+	progress_in_flight_stop(&in_flight, g1 - g0);
 	paid = min_local > g0 ? min_local - g0 : 0;
 	if (paid > g1 - g0)
 		paid = g1 - g0;

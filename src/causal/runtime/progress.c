@@ -35,8 +35,9 @@ struct progress_point {
 	int slot;	       /* uprobe: index into thread_state.bp_fd, or -1 */
 	char object[PATH_MAX]; /* uprobe: file and offset, opened in every thread */
 	uint64_t offset;
-	_Atomic uint64_t exited; /* uprobe: counts of threads that have exited */
-	struct line_info *line;	 /* sampled */
+	_Atomic uint64_t exited;	  /* uprobe: counts of threads that have exited */
+	struct line_info *line;		  /* sampled */
+	_Atomic int64_t paused_in_flight; /* latency: in flight x rises of G, ns (in_flight.h) */
 };
 
 static struct progress_point points[PROGRESS_MAX_POINTS];
@@ -525,29 +526,71 @@ static uint64_t before(const struct progress_snapshot *a, size_t i, bool end)
 	return end ? a->end_value[i] : a->value[i];
 }
 
-void progress_in_flight_start(struct progress_in_flight *f, uint64_t now_ns)
+/* The numbers in flight now at every point (0 but at latency points). */
+static size_t in_flight_now(int64_t *n)
 {
-	memset(f, 0, sizeof(*f));
-	f->last_ns = now_ns;
+	size_t count = atomic_load_explicit(&n_points, memory_order_acquire);
+
+	for (size_t i = 0; i < count; i++)
+		n[i] = points[i].kind != PROGRESS_LATENCY
+			   ? 0
+			   : (int64_t)(__atomic_load_n(&points[i].counter.count, __ATOMIC_RELAXED) -
+				       __atomic_load_n(&points[i].end.count, __ATOMIC_RELAXED));
+	return count;
 }
 
-void progress_in_flight_sample(struct progress_in_flight *f, uint64_t now_ns)
-{
-	size_t n = atomic_load_explicit(&n_points, memory_order_acquire);
-	uint64_t dt = now_ns > f->last_ns ? now_ns - f->last_ns : 0;
+/* paused_in_flight of every point when the experiment started (the profiler thread's). */
+static int64_t paused_at_start[PROGRESS_MAX_POINTS];
 
-	f->last_ns = now_ns;
-	if (!dt)
-		return;
-	f->time += dt;
-	for (size_t i = 0; i < n; i++) {
-		int64_t in_flight;
+static size_t paused_now(int64_t *v)
+{
+	size_t count = atomic_load_explicit(&n_points, memory_order_acquire);
+
+	for (size_t i = 0; i < count; i++)
+		v[i] = atomic_load_explicit(&points[i].paused_in_flight, memory_order_relaxed);
+	return count;
+}
+
+void progress_in_flight_start(struct in_flight *f, uint64_t now_ns)
+{
+	in_flight_start(f, now_ns);
+	for (size_t i = 0; i < PROGRESS_MAX_POINTS; i++)
+		paused_at_start[i] = 0;
+	paused_now(paused_at_start);
+}
+
+void progress_in_flight_sample(struct in_flight *f, uint64_t now_ns)
+{
+	int64_t n[PROGRESS_MAX_POINTS];
+	size_t count = in_flight_now(n);
+
+	in_flight_step(f, now_ns, n, count);
+}
+
+void progress_in_flight_stop(struct in_flight *f, uint64_t pause_ns)
+{
+	int64_t v[PROGRESS_MAX_POINTS];
+	size_t count = paused_now(v);
+
+	for (size_t i = 0; i < count; i++)
+		v[i] -= paused_at_start[i];
+	in_flight_stop(f, pause_ns, v, count);
+}
+
+void progress_note_pause(uint64_t ns)
+{
+	size_t count = atomic_load_explicit(&n_points, memory_order_acquire);
+
+	for (size_t i = 0; i < count; i++) {
+		int64_t n;
 
 		if (points[i].kind != PROGRESS_LATENCY)
 			continue;
-		in_flight = (int64_t)(__atomic_load_n(&points[i].counter.count, __ATOMIC_RELAXED) -
-				      __atomic_load_n(&points[i].end.count, __ATOMIC_RELAXED));
-		f->sum[i] += (double)in_flight * (double)dt;
+		n = (int64_t)(__atomic_load_n(&points[i].counter.count, __ATOMIC_RELAXED) -
+			      __atomic_load_n(&points[i].end.count, __ATOMIC_RELAXED));
+		if (n > 0)
+			atomic_fetch_add_explicit(&points[i].paused_in_flight, n * (int64_t)ns,
+						  memory_order_relaxed);
 	}
 }
 
@@ -561,23 +604,8 @@ bool progress_has_latency(void)
 	return false;
 }
 
-/* L x duration for point i: the sampled time average, or the value at the end. */
-static long long in_flight_ns(const struct progress_in_flight *f, size_t i, int64_t difference,
-			      int64_t duration)
-{
-	double v;
-
-	if (!f || !f->time)
-		return (long long)difference * (long long)duration;
-	v = f->sum[i] / (double)f->time * (double)duration;
-	/* rounded by hand: the runtime does not link libm */
-	return v > 9.2e18    ? (long long)9.2e18
-	       : v < -9.2e18 ? (long long)-9.2e18
-			     : (long long)(v + (v < 0 ? -0.5 : 0.5));
-}
-
 void progress_write_records(const struct progress_snapshot *a, const struct progress_snapshot *b,
-			    const struct progress_in_flight *f, int64_t duration,
+			    const struct in_flight *f, int64_t duration,
 			    void (*emit)(const char *line, void *ctx), void *ctx)
 {
 	char line[PROGRESS_NAME_MAX + 160];
@@ -593,7 +621,9 @@ void progress_write_records(const struct progress_snapshot *a, const struct prog
 
 			fmt_buffer(line, sizeof(line), OUTPUT_FORMAT_LATENCY, p->name,
 				   (unsigned long long)arrivals, (unsigned long long)departures,
-				   (long long)difference, in_flight_ns(f, i, difference, duration));
+				   (long long)difference,
+				   in_flight_value(f, i, duration,
+						   (long long)difference * (long long)duration));
 		} else {
 			fmt_buffer(line, sizeof(line), OUTPUT_FORMAT_THROUGHPUT, p->name,
 				   (unsigned long long)delta);

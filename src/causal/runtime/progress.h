@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "causal/runtime/in_flight.h"
+
 #define PROGRESS_MAX_POINTS 256
 #define PROGRESS_NAME_MAX   512
 
@@ -32,21 +34,18 @@ struct progress_snapshot {
 	size_t n;
 };
 
-/*
- * The number in flight at each latency point, integrated over an experiment
- * by sampling it (Little's law needs the time average L, not the value at
- * the end): sum[i] is the sum of in-flight x the time since the previous
- * sample, in ns, over time ns.
- */
-struct progress_in_flight {
-	double sum[PROGRESS_MAX_POINTS];
-	uint64_t time, last_ns;
-};
-
 /* Starts integrating at now_ns. */
-void progress_in_flight_start(struct progress_in_flight *f, uint64_t now_ns);
-/* Adds the numbers in flight now, weighted by the time since the last sample. */
-void progress_in_flight_sample(struct progress_in_flight *f, uint64_t now_ns);
+void progress_in_flight_start(struct in_flight *f, uint64_t now_ns);
+/* Adds the numbers in flight since the last sample, weighted by the time since then. */
+void progress_in_flight_sample(struct in_flight *f, uint64_t now_ns);
+/* Ends the experiment's integration: the global delay raised during it, ns. */
+void progress_in_flight_stop(struct in_flight *f, uint64_t pause_ns);
+/*
+ * The global delay G was raised by ns: the requests in flight now are held
+ * for that time in wall time but not in the virtual program's (async-signal
+ * safe; called by whichever thread raises G).
+ */
+void progress_note_pause(uint64_t ns);
 /* Whether any latency point exists (the experiment then samples more often). */
 bool progress_has_latency(void);
 
@@ -59,11 +58,11 @@ size_t progress_count(void);
 void progress_snapshot_take(struct progress_snapshot *s);
 /*
  * Writes one record per point for the interval between two snapshots; a
- * latency point's in-flight-ns is the time average of f times duration
- * (the experiment's effective duration, ns).
+ * latency point's in-flight-ns is the time average of f over the
+ * experiment's virtual time times duration (its effective duration, ns).
  */
 void progress_write_records(const struct progress_snapshot *a, const struct progress_snapshot *b,
-			    const struct progress_in_flight *f, int64_t duration,
+			    const struct in_flight *f, int64_t duration,
 			    void (*emit)(const char *line, void *ctx), void *ctx);
 /* Smallest visit delta over all points (arrivals for latency points). */
 uint64_t progress_min_delta(const struct progress_snapshot *a, const struct progress_snapshot *b);
