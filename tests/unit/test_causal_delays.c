@@ -64,6 +64,24 @@ unsigned threads_live(void)
 {
 	return live_threads;
 }
+/* the program's threads as threads.c lists them, and the pay-now requests sent */
+static struct thread_state *listed[4];
+static unsigned n_listed, asked_to_pay;
+static bool latency_points;
+void threads_foreach(void (*fn)(struct thread_state *t, void *ctx), void *ctx)
+{
+	for (unsigned i = 0; i < n_listed; i++)
+		fn(listed[i], ctx);
+}
+bool sampler_request_catch_up(struct thread_state *t)
+{
+	asked_to_pay++;
+	return true;
+}
+bool progress_has_latency(void)
+{
+	return latency_points;
+}
 /* The exit of one thread, as threads.c records it. */
 static struct {
 	bool known;
@@ -147,6 +165,46 @@ static void global_is_raised_to_the_max_not_summed(void **state)
 	assert_int_equal(noted_pause_ns, 4 * NSEC_PER_USEC);
 	delays_catch_up(&c);
 	assert_int_equal(c.local - g0, 4 * NSEC_PER_USEC);
+}
+
+/*
+ * With latency points, a rise of G asks the threads that can run to pay at
+ * once (a client thinking would otherwise pay inside its next request):
+ * not the raiser, not a blocked thread, not one already paying, and at most
+ * once per sampling period; without latency points, nobody.
+ */
+static void rise_asks_running_threads_to_pay_with_latency_points(void **state)
+{
+	struct thread_state server = {0}, thinking = {0}, waiting = {0}, paying = {0};
+
+	listed[0] = &server, listed[1] = &thinking, listed[2] = &waiting, listed[3] = &paying;
+	n_listed = 4;
+	atomic_store(&waiting.blocked, 1);
+	atomic_store(&paying.paying_until_ns, time_monotonic_ns() + NSEC_PER_SEC);
+	rt.cfg.period_ns = NSEC_PER_SEC;
+	atomic_store(&rt.prompted_ns, 0);
+	asked_to_pay = 0;
+
+	latency_points = false;
+	start_experiment(NSEC_PER_USEC);
+	selected_samples(&server, 2);
+	delays_catch_up(&server);
+	assert_int_equal(asked_to_pay, 0);
+
+	latency_points = true;
+	selected_samples(&server, 2);
+	delays_catch_up(&server);
+	assert_int_equal(asked_to_pay, 1); /* the thinking thread alone */
+	selected_samples(&server, 2);
+	delays_catch_up(&server);
+	assert_int_equal(asked_to_pay, 1); /* within the same period */
+	atomic_store(&rt.prompted_ns, time_monotonic_ns() - 2 * NSEC_PER_SEC);
+	selected_samples(&server, 2);
+	delays_catch_up(&server);
+	assert_int_equal(asked_to_pay, 2);
+	end_experiment();
+	n_listed = 0;
+	latency_points = false;
 }
 
 static void zero_speedup_inserts_no_delay(void **state)
@@ -779,6 +837,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(own_samples_replace_pauses),
 	    cmocka_unit_test(global_is_raised_to_the_max_not_summed),
+	    cmocka_unit_test(rise_asks_running_threads_to_pay_with_latency_points),
 	    cmocka_unit_test(zero_speedup_inserts_no_delay),
 	    cmocka_unit_test(run_length_is_the_sampled_run),
 	    cmocka_unit_test(excess_sleep_is_banked),

@@ -61,6 +61,14 @@ unsigned threads_live(void)
 void progress_note_pause(uint64_t ns)
 {
 }
+/* no latency points: a rise of G asks nobody to pay at once (test_causal_delays does) */
+bool progress_has_latency(void)
+{
+	return false;
+}
+void threads_foreach(void (*fn)(struct thread_state *t, void *ctx), void *ctx)
+{
+}
 void fd_guard_protect(int *slot)
 {
 }

@@ -31,13 +31,46 @@ void delays_sync_epoch(struct thread_state *t)
 	}
 }
 
-static void raise_global(uint64_t local)
+static void ask_to_pay(struct thread_state *t, void *self)
+{
+	if (t == self || atomic_load(&t->blocked) || atomic_load(&t->paying_until_ns))
+		return;
+	if (sampler_request_catch_up(t))
+		atomic_fetch_add_explicit(&rt.prompts, 1, memory_order_relaxed);
+}
+
+/*
+ * Latency points (Little's law): a running thread that owes a pause pays it
+ * at its next batch or interposed call. A closed-loop client thinking while
+ * G rose would pay it after its next BEGIN, inside its own request, held in
+ * flight for time the virtual program does not have, and no in-flight
+ * counter can tell whose request it is (Coz's counters are global). So the
+ * threads that can run are asked to pay now, while they are where G rose
+ * (the end-of-experiment request, at most once per sampling period). Blocked
+ * threads skip the pauses when woken and are left alone.
+ */
+static void prompt_running_threads(struct thread_state *self)
+{
+	uint64_t now, last;
+
+	if (!progress_has_latency())
+		return;
+	now = time_monotonic_ns();
+	last = atomic_load_explicit(&rt.prompted_ns, memory_order_relaxed);
+	if (now - last < rt.cfg.period_ns ||
+	    !atomic_compare_exchange_strong(&rt.prompted_ns, &last, now))
+		return;
+	threads_foreach(ask_to_pay, self);
+}
+
+static void raise_global(struct thread_state *t, uint64_t local)
 {
 	uint64_t g = atomic_load(&rt.global);
 
 	while (g < local) {
 		if (atomic_compare_exchange_weak(&rt.global, &g, local)) {
 			progress_note_pause(local - g);
+			prompt_running_threads(t);
 			return;
 		}
 	}
@@ -166,7 +199,7 @@ void delays_catch_up(struct thread_state *t)
 		}
 		g = atomic_load(&rt.global);
 		if (t->local > g) {
-			raise_global(t->local);
+			raise_global(t, t->local);
 			return;
 		}
 		if (t->local == g)

@@ -310,6 +310,10 @@ static void diagnose(void)
 		 (unsigned long long)atomic_load(&rt.in_scope_samples),
 		 (unsigned long long)atomic_load(&rt.lost_samples),
 		 (unsigned long long)(atomic_load(&rt.inserted_delay_ns) / NSEC_PER_MSEC));
+	if (atomic_load(&rt.prompts))
+		LOG_INFO("latency points: %llu requests to running threads to pay their pauses "
+			 "at once\n",
+			 (unsigned long long)atomic_load(&rt.prompts));
 	if (s->nonpositive)
 		LOG_WARN("%llu experiment(s) not written: their slowest thread was credited more "
 			 "pause than they lasted\n",

@@ -169,9 +169,12 @@ struct runtime {
 	_Atomic uint64_t lost_samples;
 	_Atomic uint64_t inserted_delay_ns; /* slept by all threads, whole run */
 	_Atomic unsigned blocked_threads;   /* live threads inside a blocking call we wrap */
-	uint64_t start_ns;		    /* CLOCK_MONOTONIC at start-up */
-	uint64_t run_start_ns;		    /* when sampling began: runtime records count from it */
-	uint64_t exec_ns;		    /* launcher's CLOCK_MONOTONIC at exec, or 0 */
+	/* latency points: when running threads were last asked to pay, and how often */
+	_Atomic uint64_t prompted_ns;
+	_Atomic uint64_t prompts;
+	uint64_t start_ns;     /* CLOCK_MONOTONIC at start-up */
+	uint64_t run_start_ns; /* when sampling began: runtime records count from it */
+	uint64_t exec_ns;      /* launcher's CLOCK_MONOTONIC at exec, or 0 */
 	_Atomic uint64_t first_sample_ns;
 	char progress_list[8192]; /* --progress, tab-separated */
 	char sampled_list[8192];  /* --sampled-progress */
