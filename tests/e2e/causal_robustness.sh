@@ -8,9 +8,10 @@
 # waits lever's signals must not end with EINTR, an EINTR the program's own
 # handler caused reaches it only once that handler ran, and sigaction reads
 # back the program's own handler (eintr_waits, and built with
-# _FORTIFY_SOURCE: eintr_waits_fortified), the program's
-# own SIGPROF collected with sigwait (sigwait_prof), lever's descriptors out
-# of the program's budget (fd_budget), --progress in threads
+# _FORTIFY_SOURCE: eintr_waits_fortified, and with a latency point whose
+# requests to pay at once signal the waiting thread: eintr_waits_latency),
+# the program's own SIGPROF collected with sigwait (sigwait_prof), lever's
+# descriptors out of the program's budget (fd_budget), --progress in threads
 # (progress_threads), and experiments of a few ms.
 # Then: fork_exec with and without --follow-children (per-pid profiles of the
 # children that are dynamically linked programs, or none at all), and lever
@@ -102,7 +103,8 @@ check() {
 	# for these workloads (fewest seen: 5 on a loaded 2-CPU machine).
 	local experiments samples
 	experiments=$(grep -c '^experiment' "$dir/p.coz")
-	samples=$(in_scope_samples "$dir/p.coz" "${name%_fortified}")
+	local source=${name%_fortified}
+	samples=$(in_scope_samples "$dir/p.coz" "${source%_latency}")
 	if [ "$samples" -lt "${min_samples[$name]:-1}" ]; then
 		fail "$name ($sampler): no samples in $name's source lines"
 		return
@@ -142,13 +144,39 @@ if [ ! -x "$lever" ] && [ ! -f "$runtime" ]; then
 fi
 
 programs=(prodcons sigprof_handler fork_exec threads1000 exit_thread cxx_threads sleeps
-	rwlock_barrier_sem eintr_waits eintr_waits_fortified sigwait_prof progress_threads fd_budget)
+	rwlock_barrier_sem eintr_waits eintr_waits_fortified eintr_waits_latency sigwait_prof
+	progress_threads fd_budget)
 [ -x "$progs/coz_compat" ] && programs+=(coz_compat)
 for sampler in perf timer; do
 	for p in "${programs[@]}"; do
 		check "$p" "$sampler" "$progs/$p"
 	done
 done
+
+# ---- latency points: the requests to pay at once reach threads in their waits ----
+# eintr_waits_latency ran above with both samplers. Its work units are requests
+# of a latency point, so each rise of the global delay asks the running
+# threads, the waiter inside poll, select, recv... among them, to pay at once:
+# a signal up to once per sampling period rather than once per experiment.
+# The same waits must still never end early, and the requests must have been
+# sent (lever causal -v counts them), or the case tests nothing new.
+latency_dir=$tmp/eintr-latency-v
+mkdir -p "$latency_dir"
+if [ -x "$lever" ]; then
+	(cd "$latency_dir" && timeout 60 "$lever" causal -v -o p.coz "${opts[@]}" \
+		-- "$progs/eintr_waits_latency" >out 2>err)
+	rc=$?
+	prompts=$(grep -o '[0-9]* requests to running threads' "$latency_dir/err" | cut -d' ' -f1)
+	if [ $rc != 0 ] || ! cmp -s "$latency_dir/out" "$tmp/eintr_waits_latency-perf/bare.out"; then
+		fail "eintr_waits_latency -v: status $rc, or output differs from the bare run"
+		diff "$tmp/eintr_waits_latency-perf/bare.out" "$latency_dir/out" | head -n 10
+	elif [ "${prompts:-0}" -lt 1 ]; then
+		fail "eintr_waits_latency -v: no request to pay at once was sent (lever -v says:" \
+			"$(grep -c . "$latency_dir/err") lines, none counting requests)"
+	else
+		echo "ok eintr_waits_latency: $prompts requests to pay at once, no wait ended early"
+	fi
+fi
 
 # ---- preloaded but idle (no LEVER_CAUSAL_ACTIVE): every interposer passes through ----
 for p in sigprof_handler rwlock_barrier_sem cxx_threads; do

@@ -20,6 +20,8 @@ causal_program(cxx_threads ${CMAKE_SOURCE_DIR}/tests/programs/causal/cxx_threads
 # The same waits through glibc's _FORTIFY_SOURCE checking variants.
 causal_program(eintr_waits_fortified ${CMAKE_SOURCE_DIR}/tests/programs/causal/eintr_waits.c)
 target_compile_definitions(causal_prog_eintr_waits_fortified PRIVATE _FORTIFY_SOURCE=2)
+causal_program(eintr_waits_latency ${CMAKE_SOURCE_DIR}/tests/programs/causal/eintr_waits.c)
+target_compile_definitions(causal_prog_eintr_waits_latency PRIVATE EINTR_WAITS_LATENCY)
 # Written for Coz: includes Debian's /usr/include/coz.h (package coz-profiler).
 # Without it causal_robustness runs without that program: say so as a
 # skipped test rather than let the case vanish.

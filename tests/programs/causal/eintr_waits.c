@@ -14,7 +14,11 @@
  * SIGUSR1 comes 300 ms after lever's signals began interrupting the poll; and
  * sigaction/signal read back the program's own handlers and flags, never
  * lever's wrapper (issue 14). Prints one line per call with what the waits
- * returned, and OK.
+ * returned, and OK. Built with EINTR_WAITS_LATENCY (eintr_waits_latency), each
+ * unit of work is also a request of a latency point: every rise of the global
+ * delay then sends the running threads, the waiter in its wait included, a
+ * request to pay at once (doc/causal.md), far more signals than the end of
+ * each experiment alone.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -69,9 +73,15 @@ static void *compute(void *arg)
 
 	(void)arg;
 	while (!atomic_load(&waiting_done)) {
+#ifdef EINTR_WAITS_LATENCY
+		LEVER_BEGIN("unit");
+#endif
 		for (int i = 0; i < 100000; i++)
 			x = x * 6364136223846793005u + 1442695040888963407u;
 		sink = x;
+#ifdef EINTR_WAITS_LATENCY
+		LEVER_END("unit");
+#endif
 		LEVER_PROGRESS;
 	}
 	return NULL;
