@@ -16,7 +16,11 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -178,6 +182,60 @@ LEVER_EXPORT int dup3(int oldfd, int newfd, int flags)
 	if (oldfd != newfd && protected_from(newfd, __builtin_return_address(0)))
 		move_away(newfd);
 	return real ? real(oldfd, newfd, flags) : (int)syscall(SYS_dup3, oldfd, newfd, flags);
+}
+
+/*
+ * The program's close loops also reach descriptors the runtime holds only
+ * for a moment, such as the ELF and debug files the line map reads on the
+ * profiler thread while main is already running. Closed under the reader,
+ * the number goes to the program's next open, and the reader's close then
+ * closes the program's file (its writes fail with EBADF). Such work runs on
+ * a short-lived thread that first takes a private copy of the descriptor
+ * table (unshare(CLONE_FILES), no privilege needed): what it opens and
+ * closes is then invisible to the program and the program's closes cannot
+ * touch it. Memory (the files' mappings) stays shared. If no thread or no
+ * private table can be had, fn runs on the caller, as before.
+ */
+struct private_job {
+	void (*fn)(void *);
+	void *arg;
+};
+
+static void *private_fds_main(void *p)
+{
+	struct private_job *job = p;
+
+	if (syscall(SYS_unshare, CLONE_FILES) != 0)
+		LOG_INFO("no private descriptor table (%s): reading files beside the program's\n",
+			 strerror(errno));
+	job->fn(job->arg);
+	return NULL;
+}
+
+void fd_guard_run_private(void (*fn)(void *), void *arg)
+{
+	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
+	    real_symbol("pthread_create", NULL);
+	int (*join)(pthread_t, void **) = real_symbol("pthread_join", NULL);
+	int (*set_mask)(int, const sigset_t *, sigset_t *) = real_symbol("pthread_sigmask", NULL);
+	struct private_job job = {.fn = fn, .arg = arg};
+	sigset_t all, old;
+	pthread_t thread;
+	bool started;
+
+	if (!create || !join || !set_mask) {
+		fn(arg);
+		return;
+	}
+	/* like the profiler thread: no program signal ever reaches it */
+	sigfillset(&all);
+	set_mask(SIG_SETMASK, &all, &old);
+	started = create(&thread, NULL, private_fds_main, &job) == 0;
+	set_mask(SIG_SETMASK, &old, NULL);
+	if (!started)
+		fn(arg);
+	else
+		join(thread, NULL);
 }
 
 /* Resolve now: the first close may come from a signal handler, where dlsym may not run. */

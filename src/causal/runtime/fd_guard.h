@@ -10,4 +10,10 @@
 /* *slot is one of the runtime's descriptors: the program cannot close it. */
 void fd_guard_protect(int *slot);
 
+/*
+ * Run fn(arg) with a descriptor table of its own, for file work done while
+ * the program runs (the line map's ELF and debug files), and wait for it.
+ */
+void fd_guard_run_private(void (*fn)(void *), void *arg);
+
 #endif

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "causal/runtime/fd_guard.h"
 #include "causal/runtime/linemap.h"
 #include "elf/elf.h"
 
@@ -149,7 +150,7 @@ static void add_object(const struct pending_object *p, const char *debug_root)
 		 table->n_files, table->debug_path);
 }
 
-void linemap_scan(const char *debug_root)
+static void scan_objects(void *debug_root)
 {
 	struct scan s = {.cap = MAX_OBJECTS};
 
@@ -160,6 +161,12 @@ void linemap_scan(const char *debug_root)
 	for (size_t i = 0; i < s.n; i++)
 		add_object(&s.list[i], debug_root);
 	free(s.list);
+}
+
+/* The files are read with a descriptor table of their own: the program may be closing ours. */
+void linemap_scan(const char *debug_root)
+{
+	fd_guard_run_private(scan_objects, (void *)debug_root);
 	atomic_store_explicit(&map_ready, 1, memory_order_release);
 }
 

@@ -12,14 +12,21 @@
  *
  * HOW is how the inherited descriptors go: close (one at a time, the
  * default), close_range (one call), dup2 (/dev/null duplicated over each,
- * then closed), or syscall (the close system call itself, past any wrapper).
+ * then closed), syscall (the close system call itself, past any wrapper), or
+ * watch: for the first 300 ms, look through /proc/self/fd for a descriptor
+ * on this program's own executable (lever reads it for the line map while
+ * main runs; it must do so out of the program's sight and reach), exit 3 if
+ * one is seen, then close one at a time.
  */
+#include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <lever.h>
@@ -40,8 +47,63 @@ static uint64_t fold(uint64_t x)
 	return x;
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* An open descriptor on the executable, other than the directory's own: its number, or -1. */
+static int fd_on_executable(const char *exe)
+{
+	DIR *dir = opendir("/proc/self/fd");
+	struct dirent *d;
+	int found = -1;
+
+	if (!dir)
+		return -1;
+	while (found < 0 && (d = readdir(dir))) {
+		char link[320], target[PATH_MAX];
+		ssize_t n;
+
+		snprintf(link, sizeof(link), "/proc/self/fd/%s", d->d_name);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		if (strcmp(target, exe) == 0)
+			found = atoi(d->d_name);
+	}
+	closedir(dir);
+	return found;
+}
+
+static void watch_for_executable(void)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	double end = now_s() + 0.3;
+
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	while (now_s() < end) {
+		int fd = fd_on_executable(exe);
+
+		if (fd >= 0) {
+			fprintf(stderr, "descriptor %d is open on %s, and not by the program\n", fd,
+				exe);
+			exit(3);
+		}
+	}
+}
+
 static void close_inherited(const char *how)
 {
+	if (strcmp(how, "watch") == 0)
+		watch_for_executable();
 	if (strcmp(how, "syscall") == 0) {
 		for (long fd = 3; fd < 4096; fd++)
 			syscall(SYS_close, fd);
