@@ -434,19 +434,5 @@ static void *profiler_main(void *unused)
 
 bool experiment_start_profiler(pthread_t *thread)
 {
-	int (*real_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
-	    real_symbol("pthread_create", NULL);
-	int (*real_sigmask)(int, const sigset_t *, sigset_t *) =
-	    real_symbol("pthread_sigmask", NULL);
-	sigset_t all, old;
-	bool ok;
-
-	if (!real_create || !real_sigmask)
-		return false;
-	/* the new thread inherits a full mask: no program signal reaches it, ever */
-	sigfillset(&all);
-	real_sigmask(SIG_SETMASK, &all, &old);
-	ok = real_create(thread, NULL, profiler_main, NULL) == 0;
-	real_sigmask(SIG_SETMASK, &old, NULL);
-	return ok;
+	return real_thread_start(thread, profiler_main, NULL);
 }

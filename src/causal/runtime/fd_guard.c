@@ -18,7 +18,6 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -214,28 +213,14 @@ static void *private_fds_main(void *p)
 
 void fd_guard_run_private(void (*fn)(void *), void *arg)
 {
-	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
-	    real_symbol("pthread_create", NULL);
 	int (*join)(pthread_t, void **) = real_symbol("pthread_join", NULL);
-	int (*set_mask)(int, const sigset_t *, sigset_t *) = real_symbol("pthread_sigmask", NULL);
 	struct private_job job = {.fn = fn, .arg = arg};
-	sigset_t all, old;
 	pthread_t thread;
-	bool started;
 
-	if (!create || !join || !set_mask) {
-		fn(arg);
-		return;
-	}
-	/* like the profiler thread: no program signal ever reaches it */
-	sigfillset(&all);
-	set_mask(SIG_SETMASK, &all, &old);
-	started = create(&thread, NULL, private_fds_main, &job) == 0;
-	set_mask(SIG_SETMASK, &old, NULL);
-	if (!started)
-		fn(arg);
-	else
+	if (join && real_thread_start(&thread, private_fds_main, &job))
 		join(thread, NULL);
+	else
+		fn(arg);
 }
 
 /* Resolve now: the first close may come from a signal handler, where dlsym may not run. */

@@ -6,6 +6,7 @@
  * softly during start-up.
  */
 #include <dlfcn.h>
+#include <signal.h>
 
 #include "causal/runtime/runtime.h"
 
@@ -32,4 +33,22 @@ extern const char _end[] __attribute__((visibility("hidden")));
 bool address_in_lever(const void *p)
 {
 	return (const char *)p >= __ehdr_start && (const char *)p < _end;
+}
+
+bool real_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg)
+{
+	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
+	    real_symbol("pthread_create", NULL);
+	int (*set_mask)(int, const sigset_t *, sigset_t *) = real_symbol("pthread_sigmask", NULL);
+	sigset_t all, old;
+	bool ok;
+
+	if (!create || !set_mask)
+		return false;
+	/* the new thread inherits a full mask */
+	sigfillset(&all);
+	set_mask(SIG_SETMASK, &all, &old);
+	ok = create(thread, NULL, fn, arg) == 0;
+	set_mask(SIG_SETMASK, &old, NULL);
+	return ok;
 }

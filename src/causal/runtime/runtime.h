@@ -279,6 +279,12 @@ void runtime_leave(struct thread_state *t);
 void *real_symbol(const char *name, const char *version);
 /* Whether an address (e.g. a caller's return address) lies in liblever-causal.so. */
 bool address_in_lever(const void *p);
+/*
+ * Start one of lever's own threads through the real pthread_create, with
+ * every signal blocked so that no program signal ever reaches it; false if
+ * it could not be started.
+ */
+bool real_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg);
 
 /*
  * REAL(name, version) defines real_name(), returning the next definition of
