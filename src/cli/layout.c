@@ -470,8 +470,9 @@ static int layout_merge(int argc, char **argv)
 	    .usage = MERGE_USAGE,
 	    .description =
 		"Sums records of one build (spec autocpa.md §2.4): the same program build ID,\n"
-		"source, period and static part are required; samples, data addresses and\n"
-		"counters are summed per (module, pc, thread).\n",
+		"source, period and program's static part are required; samples, data\n"
+		"addresses and counters are summed per (module, pc, thread); a shared\n"
+		"object's static part is kept from whichever record holds it.\n",
 	    .options = table,
 	    .help_column = 24,
 	};
@@ -501,6 +502,8 @@ static int layout_merge(int argc, char **argv)
 		}
 		rc = layout_record_merge(&acc, &next, err, sizeof(err));
 		layout_record_free(&next);
+		if (!rc && *err)
+			fprintf(stderr, "lever layout merge: %s: %s\n", argv[i], err);
 		if (rc) {
 			fprintf(stderr, "lever layout merge: %s: %s\n", argv[i], err);
 			layout_record_free(&acc);

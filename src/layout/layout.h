@@ -510,8 +510,11 @@ uint64_t layout_record_stat(const struct layout_record *rec, const char *name);
 int layout_record_add_stat(struct layout_record *rec, const char *name, uint64_t value);
 /*
  * Merge `in` into `acc` (spec §2.4 Algorithm 1, by (build ID, address)):
- * the same program build and static part are required; samples, accesses
- * and counters are summed per (module, pc, tid). -1 with why in err.
+ * the same program build and static part of the program are required;
+ * samples, accesses and counters are summed per (module, pc, tid); a shared
+ * object's static part, held by either record, is kept (the same where both
+ * hold it). -1 with why in err; 0 with err empty, or saying what static part
+ * was left out (a shared object's struct that clashes by name with acc's).
  */
 int layout_record_merge(struct layout_record *acc, const struct layout_record *in, char *err,
 			size_t err_size);

@@ -3,9 +3,10 @@
  * Writing and merging layout records (doc/formats/layout-record.md,
  * version 2). Merging is AutoCPA's fleet half (spec autocpa.md §2.4
  * Algorithm 1, §5.12, §8.6): records of one build — the same program build
- * ID and the same static part — sum their samples, data addresses and
- * counters per (module, pc, thread); records of different builds are
- * refused, since their pcs mean different instructions.
+ * ID and the same static part of the program — sum their samples, data
+ * addresses and counters per (module, pc, thread) and combine the shared
+ * objects' static parts; records of different builds are refused, since
+ * their pcs mean different instructions.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -159,34 +160,6 @@ static uint64_t remap(uint64_t pc, const long *to)
 	return LAYOUT_MODULE_PC((uint64_t)to[LAYOUT_PC_MODULE(pc)], LAYOUT_PC_ADDRESS(pc));
 }
 
-static int check_static_part(const struct layout_record *acc, const struct layout_record *in,
-			     const long *to, char *err, size_t size)
-{
-	const struct layout_program *a = &acc->program, *b = &in->program;
-
-	if (a->n_structs != b->n_structs || a->n_refs != b->n_refs || a->n_blocks != b->n_blocks)
-		return fail(err, size,
-			    "the static parts differ (%zu/%zu structs, %zu/%zu references, "
-			    "%zu/%zu blocks): records of one build have the same",
-			    a->n_structs, b->n_structs, a->n_refs, b->n_refs, a->n_blocks,
-			    b->n_blocks);
-	for (size_t i = 0; i < a->n_structs; i++)
-		if (!same_struct(a->structs[i], b->structs[i]))
-			return fail(err, size, "struct %s differs between the records",
-				    a->structs[i]->name);
-	for (size_t i = 0; i < a->n_refs; i++)
-		if (a->refs[i].pc != remap(b->refs[i].pc, to) ||
-		    a->refs[i].struct_index != b->refs[i].struct_index ||
-		    a->refs[i].field_index != b->refs[i].field_index ||
-		    a->refs[i].write != b->refs[i].write)
-			return fail(err, size, "reference %zu differs between the records", i);
-	for (size_t i = 0; i < a->n_blocks; i++)
-		if (a->blocks[i].lo != remap(b->blocks[i].lo, to) ||
-		    a->blocks[i].hi != remap(b->blocks[i].hi, to))
-			return fail(err, size, "block %zu differs between the records", i);
-	return 0;
-}
-
 static int compare_samples(const void *x, const void *y)
 {
 	const struct layout_sample *a = x, *b = y;
@@ -291,6 +264,222 @@ static void combine_accesses(struct layout_record *r)
 	r->n_accesses = n;
 }
 
+/*
+ * Each record holds the static part (references and blocks) of the program
+ * and of the shared objects it happened to sample with DWARF: a run that
+ * caught one sample in ld.so carries ld.so's part, the next run may not.
+ * The program's part must be the same in every record of one build; a
+ * shared object's part is the same wherever both records hold it, and is
+ * taken from whichever record holds it otherwise.
+ */
+
+static long struct_by_name(const struct layout_program *p, const char *name)
+{
+	for (size_t i = 0; i < p->n_structs; i++)
+		if (strcmp(p->structs[i]->name, name) == 0)
+			return (long)i;
+	return -1;
+}
+
+static size_t module_refs(const struct layout_program *p, size_t m)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->n_refs; i++)
+		n += LAYOUT_PC_MODULE(p->refs[i].pc) == m;
+	return n;
+}
+
+static size_t module_blocks(const struct layout_program *p, size_t m)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->n_blocks; i++)
+		n += LAYOUT_PC_MODULE(p->blocks[i].lo) == m;
+	return n;
+}
+
+/* The next reference (or block) of module m at or after *i; false at the end. */
+static bool next_module_ref(const struct layout_program *p, size_t m, size_t *i)
+{
+	while (*i < p->n_refs && LAYOUT_PC_MODULE(p->refs[*i].pc) != m)
+		++*i;
+	return *i < p->n_refs;
+}
+
+static bool next_module_block(const struct layout_program *p, size_t m, size_t *i)
+{
+	while (*i < p->n_blocks && LAYOUT_PC_MODULE(p->blocks[*i].lo) != m)
+		++*i;
+	return *i < p->n_blocks;
+}
+
+static bool same_reference(const struct layout_program *a, const struct layout_reference *x,
+			   const struct layout_program *b, const struct layout_reference *y)
+{
+	return LAYOUT_PC_ADDRESS(x->pc) == LAYOUT_PC_ADDRESS(y->pc) &&
+	       x->field_index == y->field_index && x->write == y->write &&
+	       same_struct(a->structs[x->struct_index], b->structs[y->struct_index]);
+}
+
+static const char *module_name(const struct layout_record *rec, size_t m)
+{
+	return m < rec->n_modules ? rec->modules[m].path : "the program";
+}
+
+/* acc's module am and in's module m hold the same static part. */
+static int compare_module_part(const struct layout_record *acc, size_t am,
+			       const struct layout_record *in, size_t m, char *err, size_t size)
+{
+	const struct layout_program *a = &acc->program, *b = &in->program;
+	size_t i = 0, k = 0, n = 0;
+
+	if (module_refs(a, am) != module_refs(b, m) || module_blocks(a, am) != module_blocks(b, m))
+		return fail(err, size,
+			    "the static parts of %s differ (%zu/%zu references, %zu/%zu blocks): "
+			    "records of one build have the same",
+			    module_name(in, m), module_refs(a, am), module_refs(b, m),
+			    module_blocks(a, am), module_blocks(b, m));
+	for (; next_module_ref(a, am, &i) && next_module_ref(b, m, &k); i++, k++, n++)
+		if (!same_reference(a, &a->refs[i], b, &b->refs[k]))
+			return fail(err, size, "reference %zu of %s differs between the records", n,
+				    module_name(in, m));
+	i = k = n = 0;
+	for (; next_module_block(a, am, &i) && next_module_block(b, m, &k); i++, k++, n++)
+		if (LAYOUT_PC_ADDRESS(a->blocks[i].lo) != LAYOUT_PC_ADDRESS(b->blocks[k].lo) ||
+		    LAYOUT_PC_ADDRESS(a->blocks[i].hi) != LAYOUT_PC_ADDRESS(b->blocks[k].hi))
+			return fail(err, size, "block %zu of %s differs between the records", n,
+				    module_name(in, m));
+	return 0;
+}
+
+/* A copy of s's fields (what a record says of a struct), or NULL. */
+static struct layout_struct *copy_struct(const struct layout_struct *s)
+{
+	struct layout_struct *c = layout_struct_new(s->name);
+
+	for (size_t k = 0; c && k < s->n_fields; k++) {
+		const struct layout_field *f = &s->fields[k];
+
+		if (layout_struct_add_field(c, f->type, f->name, f->array_suffix, f->offset,
+					    f->size, f->align)) {
+			layout_struct_free(c);
+			return NULL;
+		}
+		c->fields[k].pinned = f->pinned;
+	}
+	if (c && layout_struct_finish(c)) {
+		layout_struct_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* acc's index of in's struct s, copied into acc if acc has none of its name; -1: ENOMEM. */
+static long adopt_struct(struct layout_program *a, const struct layout_struct *s)
+{
+	long i = struct_by_name(a, s->name);
+	struct layout_struct **grown;
+
+	if (i >= 0)
+		return i;
+	grown = realloc(a->structs, (a->n_structs + 1) * sizeof(*grown));
+	if (!grown)
+		return -1;
+	a->structs = grown;
+	grown[a->n_structs] = copy_struct(s);
+	return grown[a->n_structs] ? (long)a->n_structs++ : -1;
+}
+
+/* A struct of in's module m whose name acc gives another shape (the part cannot join). */
+static const char *clashing_struct(const struct layout_program *a, const struct layout_program *b,
+				   size_t m)
+{
+	for (size_t k = 0; next_module_ref(b, m, &k); k++) {
+		const struct layout_struct *s = b->structs[b->refs[k].struct_index];
+		long i = struct_by_name(a, s->name);
+
+		if (i >= 0 && !same_struct(a->structs[i], s))
+			return s->name;
+	}
+	return NULL;
+}
+
+/* in's module m's static part added to acc as module am's. */
+static int adopt_module_part(struct layout_program *a, const struct layout_program *b, size_t m,
+			     size_t am)
+{
+	size_t refs = module_refs(b, m), blocks = module_blocks(b, m);
+	void *grown;
+
+	grown = realloc(a->refs, (a->n_refs + refs + 1) * sizeof(*a->refs));
+	if (!grown)
+		return -1;
+	a->refs = grown;
+	grown = realloc(a->blocks, (a->n_blocks + blocks + 1) * sizeof(*a->blocks));
+	if (!grown)
+		return -1;
+	a->blocks = grown;
+	for (size_t k = 0; next_module_ref(b, m, &k); k++) {
+		long s = adopt_struct(a, b->structs[b->refs[k].struct_index]);
+
+		if (s < 0)
+			return -1;
+		a->refs[a->n_refs] = b->refs[k];
+		a->refs[a->n_refs].pc = LAYOUT_MODULE_PC(am, LAYOUT_PC_ADDRESS(b->refs[k].pc));
+		a->refs[a->n_refs++].struct_index = (uint32_t)s;
+	}
+	for (size_t k = 0; next_module_block(b, m, &k); k++)
+		a->blocks[a->n_blocks++] =
+		    (struct layout_block){LAYOUT_MODULE_PC(am, LAYOUT_PC_ADDRESS(b->blocks[k].lo)),
+					  LAYOUT_MODULE_PC(am, LAYOUT_PC_ADDRESS(b->blocks[k].hi))};
+	return 0;
+}
+
+/*
+ * The static parts of acc and in combined into acc; 0 with note[0] set when
+ * a shared object's part had to be left out (its structs clash with acc's).
+ */
+static int merge_static_parts(struct layout_record *acc, const struct layout_record *in,
+			      const long *to, char *note, char *err, size_t size)
+{
+	struct layout_program *a = &acc->program;
+	const struct layout_program *b = &in->program;
+	size_t left_out = 0;
+	const char *clash = NULL;
+
+	if (compare_module_part(acc, 0, in, 0, err, size))
+		return -1;
+	for (size_t m = 1; m < in->n_modules; m++) {
+		size_t am = (size_t)to[m];
+
+		if (!module_refs(b, m) && !module_blocks(b, m))
+			continue;
+		if (module_refs(a, am) || module_blocks(a, am)) {
+			if (compare_module_part(acc, am, in, m, err, size))
+				return -1;
+			continue;
+		}
+		clash = clashing_struct(a, b, m);
+		if (clash) {
+			if (!left_out++)
+				snprintf(note, size,
+					 "the static part of %s left out: its struct %s is not the "
+					 "one of that name in the records before",
+					 in->modules[m].path, clash);
+			continue;
+		}
+		if (adopt_module_part(a, b, m, am))
+			return fail(err, size, "out of memory");
+	}
+	if (left_out > 1) {
+		size_t len = strlen(note);
+
+		snprintf(note + len, size - len, " (and %zu more shared objects')", left_out - 1);
+	}
+	return 0;
+}
+
 static int check_same_build(const struct layout_record *acc, const struct layout_record *in,
 			    char *err, size_t size)
 {
@@ -321,6 +510,7 @@ int layout_record_merge(struct layout_record *acc, const struct layout_record *i
 	long to[LAYOUT_MAX_MODULES + 1];
 	void *grown;
 
+	*err = '\0';
 	if (check_same_build(acc, in, err, err_size))
 		return -1;
 	to[0] = 0;
@@ -330,7 +520,7 @@ int layout_record_merge(struct layout_record *acc, const struct layout_record *i
 			return fail(err, err_size, "out of memory, or more than %d modules",
 				    LAYOUT_MAX_MODULES);
 	}
-	if (check_static_part(acc, in, to, err, err_size))
+	if (merge_static_parts(acc, in, to, err, err, err_size))
 		return -1;
 	grown = realloc(acc->samples, (acc->n_samples + in->n_samples + 1) * sizeof(*acc->samples));
 	if (!grown)

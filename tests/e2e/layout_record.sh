@@ -181,6 +181,33 @@ fi
 "$lever" layout merge -o "$tmp/m.record" "$tmp/r.record" "$tmp/r2.record" || fail "merge exited $?"
 want=$(($(field "$tmp/r.record" samples) + $(field "$tmp/r2.record" samples)))
 [ "$(field "$tmp/m.record" samples)" = "$want" ] || fail "merged samples $(field "$tmp/m.record" samples), not $want"
+# A run that caught a sample in ld.so carries ld.so's static part (its ~100
+# structs); the next run may not. Such records merge, in either order, to
+# the same record: the program's part once, ld.so's part kept.
+ld=$(readlink -f /lib64/ld-linux-x86-64.so.2)
+ld_id=$(readelf -n "$ld" | awk '/Build ID/ { print $3 }')
+if [ -n "$ld_id" ] && "$lever" layout refs "$ld" >"$tmp/ld.refs" 2>/dev/null; then
+	{
+		cat "$tmp/r2.record"
+		printf 'module\t%s\t%s\n' "$ld" "$ld_id"
+		grep -v -e '^#' -e '^lever-layout-record' "$tmp/ld.refs"
+		awk -F'\t' '$1 == "ref" { printf "sample\t%s\t1\t1\n", $2; exit }' "$tmp/ld.refs"
+	} >"$tmp/ld.record"
+	ld_refs=$(grep -c '^ref' "$tmp/ld.refs")
+	"$lever" layout merge -o "$tmp/m_ld1.record" "$tmp/r.record" "$tmp/ld.record" 2>"$tmp/merge.err" ||
+		fail "merge with a record holding ld.so's static part: $(cat "$tmp/merge.err")"
+	"$lever" layout merge -o "$tmp/m_ld2.record" "$tmp/ld.record" "$tmp/r.record" 2>"$tmp/merge.err" ||
+		fail "merge, the other order: $(cat "$tmp/merge.err")"
+	for m in m_ld1 m_ld2; do
+		[ "$(grep -c '^ref' "$tmp/$m.record")" = $(($(grep -c '^ref' "$tmp/r.record") + ld_refs)) ] ||
+			fail "$m: $(grep -c '^ref' "$tmp/$m.record") references, not the program's and ld.so's $ld_refs"
+	done
+	"$lever" layout report "$tmp/m_ld1.record" 2>/dev/null | tail -n +2 >"$tmp/m_ld1.report"
+	"$lever" layout report "$tmp/m_ld2.record" 2>/dev/null | tail -n +2 >"$tmp/m_ld2.report"
+	cmp -s "$tmp/m_ld1.report" "$tmp/m_ld2.report" || fail "merged in two orders, the reports differ"
+else
+	echo "skip: no build ID or DWARF for $ld (ld.so's static part)"
+fi
 "$lever" layout merge -o "$tmp/m2.record" "$tmp/r.record" "$tmp/child.record" 2>"$tmp/merge.err" &&
 	fail "merge of two builds succeeded"
 grep -q 'different builds' "$tmp/merge.err" || fail "merge of two builds: $(cat "$tmp/merge.err")"

@@ -446,11 +446,11 @@ static void test_merge(void **state)
 	}
 	other = strdup(v2);
 	assert_non_null(other);
-	/* the library's reference on another library: the static parts differ */
-	memcpy(strstr(other, "libc.so.6"), "libX.so.6", 9);
+	/* both hold the library's static part, and it differs */
+	memcpy(strstr(other, "ref\t0x1000\tfoo\tname\tr"), "ref\t0x1000\tfoo\tname\tw", 22);
 	read_ok(other, &b);
 	assert_int_equal(layout_record_merge(&a, &b, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "reference 2 differs"));
+	assert_string_equal(err, "reference 0 of /usr/lib/libc.so.6 differs between the records");
 	layout_record_free(&b);
 	free(other);
 
@@ -471,13 +471,100 @@ static void test_merge(void **state)
 	memcpy(strstr(other, "ref\t0x1010\tfoo\tb\tw"), "ref\t0x1010\tfoo\tb\tr", 18);
 	read_ok(other, &b);
 	assert_int_equal(layout_record_merge(&a, &b, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "reference 1 differs"));
+	assert_string_equal(err, "reference 1 of /usr/bin/prog differs between the records");
 	layout_record_free(&b);
 	free(other);
 	read_ok(table_3_2, &c);
 	assert_int_equal(layout_record_merge(&a, &c, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "without the program's build ID"));
 	layout_record_free(&c);
+	layout_record_free(&a);
+}
+
+/*
+ * A shared object's static part comes with the records that sampled it
+ * (one run's sample in ld.so brings ld.so's hundred structs): merging keeps
+ * it whichever record holds it, in either order, and leaves out (saying so)
+ * only a part whose struct clashes by name with one already merged.
+ */
+static const char prog_only[] =
+    V2 "program\t/p\tab\n"
+       "struct\tnode\nfield\thot\tlong\t-\t0\t8\t8\n"
+       "ref\t0x10\tnode\thot\tr\nblock\t0x10\t0x20\nsample\t0x10\t5\t1\n";
+static const char with_ld[] = V2 "program\t/p\tab\n"
+				 "struct\tnode\nfield\thot\tlong\t-\t0\t8\t8\n"
+				 "struct\tlink\nfield\tl_next\tvoid *\t-\t0\t8\t8\n"
+				 "ref\t0x10\tnode\thot\tr\nblock\t0x10\t0x20\nsample\t0x10\t7\t1\n"
+				 "module\t/ld.so\tcd\nref\t0x400\tlink\tl_next\tr\n"
+				 "block\t0x400\t0x410\nsample\t0x400\t1\t1\n";
+
+static void check_ld_part(const struct layout_record *m)
+{
+	const struct layout_program *p = &m->program;
+	size_t ld_refs = 0;
+
+	assert_int_equal(p->n_structs, 2);
+	assert_int_equal(p->n_refs, 2);
+	assert_int_equal(p->n_blocks, 2);
+	for (size_t i = 0; i < p->n_refs; i++) {
+		if (LAYOUT_PC_MODULE(p->refs[i].pc) == 0)
+			continue;
+		ld_refs++;
+		assert_string_equal(m->modules[LAYOUT_PC_MODULE(p->refs[i].pc)].path, "/ld.so");
+		assert_int_equal(LAYOUT_PC_ADDRESS(p->refs[i].pc), 0x400);
+		assert_string_equal(p->structs[p->refs[i].struct_index]->name, "link");
+	}
+	assert_int_equal(ld_refs, 1);
+}
+
+static void test_merge_library_parts(void **state)
+{
+	struct layout_record a, b;
+	char err[256] = "x";
+
+	(void)state;
+	/* the program's part only, then a record with ld.so's: ld.so's part joins */
+	read_ok(prog_only, &a);
+	read_ok(with_ld, &b);
+	assert_int_equal(layout_record_merge(&a, &b, err, sizeof(err)), 0);
+	assert_string_equal(err, "");
+	check_ld_part(&a);
+	assert_int_equal(a.n_samples, 2);
+	layout_record_free(&a);
+	layout_record_free(&b);
+	/* the other order: the same */
+	read_ok(with_ld, &a);
+	read_ok(prog_only, &b);
+	assert_int_equal(layout_record_merge(&a, &b, err, sizeof(err)), 0);
+	assert_string_equal(err, "");
+	check_ld_part(&a);
+	layout_record_free(&b);
+	/* the program's own part still must match */
+	read_ok(V2 "program\t/p\tab\nstruct\tnode\nfield\thot\tlong\t-\t0\t8\t8\n"
+		   "ref\t0x18\tnode\thot\tr\nblock\t0x10\t0x20\n",
+		&b);
+	assert_int_equal(layout_record_merge(&a, &b, err, sizeof(err)), -1);
+	assert_string_equal(err, "reference 0 of /p differs between the records");
+	layout_record_free(&b);
+	read_ok(V2 "program\t/p\tab\nsample\t0x10\t1\t1\n", &b);
+	assert_int_equal(layout_record_merge(&a, &b, err, sizeof(err)), -1);
+	assert_string_equal(err, "the static parts of /p differ (1/0 references, 1/0 blocks): "
+				 "records of one build have the same");
+	layout_record_free(&b);
+	/* another library whose struct link is not ld.so's: its part is left out, its samples kept
+	 */
+	read_ok(V2 "program\t/p\tab\nstruct\tnode\nfield\thot\tlong\t-\t0\t8\t8\n"
+		   "struct\tlink\nfield\tnext\tvoid *\t-\t0\t8\t8\n"
+		   "ref\t0x10\tnode\thot\tr\nblock\t0x10\t0x20\n"
+		   "module\t/libx.so\tef\nref\t0x800\tlink\tnext\tw\nsample\t0x800\t3\t1\n",
+		&b);
+	assert_int_equal(layout_record_merge(&a, &b, err, sizeof(err)), 0);
+	assert_string_equal(err, "the static part of /libx.so left out: its struct link is not the "
+				 "one of that name in the records before");
+	check_ld_part(&a);
+	assert_int_equal(a.n_modules, 3);
+	assert_int_equal(a.n_samples, 3);
+	layout_record_free(&b);
 	layout_record_free(&a);
 }
 
@@ -647,6 +734,7 @@ int main(void)
 	    cmocka_unit_test(test_version_2_read_write_read),
 	    cmocka_unit_test(test_version_2_errors),
 	    cmocka_unit_test(test_merge),
+	    cmocka_unit_test(test_merge_library_parts),
 	    cmocka_unit_test(test_fuzz_version_2),
 	    cmocka_unit_test(test_shared_lines_by_address),
 	};
