@@ -316,6 +316,45 @@ static void test_large_reuse(void **state)
 }
 
 /*
+ * A kept run serves smaller requests cut to their size, and the cuts join
+ * again when freed: a loop of 300 KiB-2 MiB buffers stays in one run instead
+ * of keeping one mapping per size range (3.5 times glibc's peak memory).
+ */
+static bool inside(const void *p, const char *run, size_t size)
+{
+	return (const char *)p >= run && (const char *)p < run + size;
+}
+
+static void test_large_runs(void **state)
+{
+	size_t big = (size_t)24 << 20, part = (size_t)9 << 20;
+	char *run, *a, *b, *c;
+
+	(void)state;
+	/* freed, the 24 MiB run pushes older runs out until the rest is under 9 MiB */
+	run = heap_large_alloc(big, 16, false);
+	assert_non_null(run);
+	memset(run, 1, big);
+	heap_large_free(run);
+	run -= 4096; /* the mapping starts in the page below the pointer */
+	a = heap_large_alloc(part, 16, false);
+	b = heap_large_alloc(part, 16, false);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_true(inside(a, run, big + 4096));
+	assert_true(inside(b, run, big + 4096));
+	assert_int_equal(a[8192], 1); /* the run's pages, not new ones */
+	heap_large_free(a);
+	heap_large_free(b);
+	/* joined again: a request bigger than the pieces is served from the run */
+	c = heap_large_alloc(big - ((size_t)1 << 20), 16, false);
+	assert_non_null(c);
+	assert_true(inside(c, run, big + 4096));
+	heap_large_free(c);
+	assert_true(heap_large_cached_bytes() <= ((size_t)32 << 20));
+}
+
+/*
  * The depot gives pages back: 8 MiB of one class allocated, written and
  * freed through a thread's stack leaves at most the stack and the pages
  * shared with the objects still held; the rest is returned (madvise), and
@@ -368,6 +407,7 @@ int main(void)
 	    cmocka_unit_test(test_shuffle_delays_reuse),
 	    cmocka_unit_test(test_large),
 	    cmocka_unit_test(test_large_reuse),
+	    cmocka_unit_test(test_large_runs),
 	};
 
 	if (heap_base_init())

@@ -6,13 +6,18 @@
  * With the default alignment the offset is a random multiple of 16 within the
  * first page, so that even large objects get random cache-index bits 4-11.
  *
- * Freed mappings of up to CACHE_MAX bytes are kept, CACHE_BYTES in all, and
- * reused whole for the next request that fits in it and needs at least
- * half of it: a program
- * that frees and allocates large buffers in a loop paid an mmap, a page
- * fault per page and a munmap every time (30 times glibc's time, which
- * reuses its heap). A reused mapping gets a new random offset; its old
- * contents stay unless the caller asks for zeroes (calloc).
+ * Freed mappings are kept, CACHE_BYTES in all, as runs of pages: a request
+ * takes the smallest run that holds it, cut to its size (the rest stays
+ * kept: its pages are in memory already), and a freed run joins the kept
+ * runs next to it. A program that frees and allocates large buffers in a
+ * loop paid an mmap, a page fault per page and a munmap every time (30
+ * times glibc's time, which reuses its heap); keeping whole mappings for
+ * requests of at least half their size still kept one of each size range
+ * in memory (3.5 times glibc's peak on 300 KiB-2 MiB buffers). When no run
+ * is large enough, the runs smaller than the request are given back first:
+ * they can serve only smaller requests, which the new mapping serves too
+ * once freed. A reused run gets a new random offset; its old contents stay
+ * unless the caller asks for zeroes (calloc).
  */
 #include <stdatomic.h>
 #include <string.h>
@@ -31,7 +36,8 @@ struct large_header {
 
 #define CACHE_SLOTS 8
 #define CACHE_BYTES ((size_t)32 << 20)
-#define CACHE_MAX   ((size_t)16 << 20)
+/* a cut leaving less than this gives the whole run (no slivers of runs) */
+#define CACHE_SLIVER ((size_t)64 << 10)
 
 struct cached_map {
 	char *map;
@@ -67,10 +73,25 @@ static struct large_header *header_of(const void *p)
 	return (struct large_header *)((char *)p - sizeof(struct large_header));
 }
 
+/* Under cache_lock: forget run i (its pages stay mapped). */
+static void cache_drop(unsigned i)
+{
+	cache_bytes -= cache[i].size;
+	memmove(cache + i, cache + i + 1, (cache_n - i - 1) * sizeof(cache[0]));
+	cache_n--;
+}
+
+/* Under cache_lock: give run i back to the kernel. */
+static void cache_unmap(unsigned i)
+{
+	munmap(cache[i].map, cache[i].size);
+	cache_drop(i);
+}
+
 /*
- * The smallest cached mapping of need..2 * need bytes, whole (its pages are
- * in memory already; cutting it would fault them in again); its size in
- * *need. NULL if none.
+ * The smallest kept run of at least *need bytes, cut to *need (or whole,
+ * its size in *need, when the rest would be a sliver). NULL if none, after
+ * giving back the runs smaller than *need.
  */
 static char *cache_take(size_t *need)
 {
@@ -79,33 +100,51 @@ static char *cache_take(size_t *need)
 
 	heap_lock(&cache_lock);
 	for (unsigned i = 0; i < cache_n; i++)
-		if (cache[i].size >= *need && cache[i].size / 2 <= *need &&
+		if (cache[i].size >= *need &&
 		    (best == CACHE_SLOTS || cache[i].size < cache[best].size))
 			best = i;
 	if (best == CACHE_SLOTS) {
+		for (unsigned i = cache_n; i-- > 0;)
+			if (cache[i].size < *need)
+				cache_unmap(i);
 		heap_unlock(&cache_lock);
 		return NULL;
 	}
 	map = cache[best].map;
-	*need = cache[best].size;
-	cache_bytes -= cache[best].size;
-	memmove(cache + best, cache + best + 1, (cache_n - best - 1) * sizeof(cache[0]));
-	cache_n--;
+	if (cache[best].size - *need < CACHE_SLIVER) {
+		*need = cache[best].size;
+		cache_drop(best);
+	} else {
+		cache[best].map += *need;
+		cache[best].size -= *need;
+		cache_bytes -= *need;
+	}
 	heap_unlock(&cache_lock);
 	return map;
 }
 
-/* Keep a freed mapping, evicting the oldest ones beyond the budget; false if too big. */
+/* Keep a freed run, joined to the kept runs next to it, within the budget. */
 static bool cache_put(char *map, size_t size)
 {
-	if (size > CACHE_MAX)
+	if (size > CACHE_BYTES)
 		return false;
 	heap_lock(&cache_lock);
-	while (cache_n && (cache_n == CACHE_SLOTS || cache_bytes + size > CACHE_BYTES)) {
-		munmap(cache[0].map, cache[0].size);
-		cache_bytes -= cache[0].size;
-		memmove(cache, cache + 1, (cache_n - 1) * sizeof(cache[0]));
-		cache_n--;
+	for (unsigned i = cache_n; i-- > 0;) {
+		if (cache[i].map + cache[i].size == map) {
+			map = cache[i].map;
+			size += cache[i].size;
+			cache_drop(i);
+		} else if (map + size == cache[i].map) {
+			size += cache[i].size;
+			cache_drop(i);
+		}
+	}
+	while (cache_n && (cache_n == CACHE_SLOTS || cache_bytes + size > CACHE_BYTES))
+		cache_unmap(0);
+	if (size > CACHE_BYTES) {
+		heap_unlock(&cache_lock);
+		munmap(map, size);
+		return true;
 	}
 	cache[cache_n].map = map;
 	cache[cache_n].size = size;
@@ -190,8 +229,17 @@ void *heap_large_realloc(void *p, size_t size)
 	if (need == h->map_size)
 		return p;
 	moved = mremap(map, h->map_size, need, MREMAP_MAYMOVE);
-	if (moved == MAP_FAILED)
-		return NULL;
+	if (moved == MAP_FAILED) {
+		/* a run joined from two mappings the kernel kept apart cannot be remapped */
+		void *q = heap_large_alloc(size, HEAP_ALIGN, false);
+		size_t have = h->map_size - offset;
+
+		if (!q)
+			return NULL;
+		memcpy(q, p, size < have ? size : have);
+		heap_large_free(p);
+		return q;
+	}
 	h = (struct large_header *)(moved + offset - sizeof(*h));
 	h->map_size = need;
 	return moved + offset;
