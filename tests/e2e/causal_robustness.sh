@@ -75,6 +75,16 @@ check() {
 		fail "$name ($sampler): timed out under lever (deadlock?)"
 		return
 	fi
+	# a bare run that fails on a loaded machine (sigwait_prof: timer
+	# expirations merge while the collector waits for a CPU) is run again:
+	# the question is whether lever changes what the program can do
+	local again=0
+	while [ $got = 0 ] && [ $bare != 0 ] && [ $again -lt 2 ]; do
+		again=$((again + 1))
+		echo "note $name ($sampler): exit status $bare bare, 0 under lever: bare run again"
+		(cd "$dir" && timeout 60 "$@" >bare.out 2>bare.err)
+		bare=$?
+	done
 	if [ $got != $bare ]; then
 		fail "$name ($sampler): exit status $got under lever, $bare bare"
 		sed 's/^/  stderr: /' "$dir/lever.err" | head -n 20

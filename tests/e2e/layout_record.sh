@@ -198,9 +198,17 @@ if [ -n "$ld_id" ] && "$lever" layout refs "$ld" >"$tmp/ld.refs" 2>/dev/null; th
 		fail "merge with a record holding ld.so's static part: $(cat "$tmp/merge.err")"
 	"$lever" layout merge -o "$tmp/m_ld2.record" "$tmp/ld.record" "$tmp/r.record" 2>"$tmp/merge.err" ||
 		fail "merge, the other order: $(cat "$tmp/merge.err")"
+	# per module: the program's references (above any module line) once, ld.so's all
+	refs_of() { # RECORD MODULE-PATH|-: the references of that module (- the program)
+		awk -F'\t' -v want="$2" '$1 == "module" { mod = $2 } $1 == "ref" && (mod ? mod : "-") == want { n++ }
+			END { print n + 0 }' "$1"
+	}
+	prog_refs=$(refs_of "$tmp/r.record" -)
 	for m in m_ld1 m_ld2; do
-		[ "$(grep -c '^ref' "$tmp/$m.record")" = $(($(grep -c '^ref' "$tmp/r.record") + ld_refs)) ] ||
-			fail "$m: $(grep -c '^ref' "$tmp/$m.record") references, not the program's and ld.so's $ld_refs"
+		[ "$(refs_of "$tmp/$m.record" -)" = "$prog_refs" ] ||
+			fail "$m: $(refs_of "$tmp/$m.record" -) references of the program, not $prog_refs"
+		[ "$(refs_of "$tmp/$m.record" "$ld")" = "$ld_refs" ] ||
+			fail "$m: $(refs_of "$tmp/$m.record" "$ld") references of ld.so, not $ld_refs"
 	done
 	"$lever" layout report "$tmp/m_ld1.record" 2>/dev/null | tail -n +2 >"$tmp/m_ld1.report"
 	"$lever" layout report "$tmp/m_ld2.record" 2>/dev/null | tail -n +2 >"$tmp/m_ld2.report"
