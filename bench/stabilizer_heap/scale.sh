@@ -84,16 +84,19 @@ echo "start ($only): $(uptime)" >>"$out/load.txt"
 nproc >"$out/cpus.txt" # the table names the run's CPU count, not the reader's
 [ "$only" = compare ] && runs=0
 [ "$only" = heap ] && compare_runs=0
+# Steps: five times those of 2026-11-25, when glibc's 1-thread run took
+# 0.15 s; the machine is now three times faster, and /usr/bin/time counts
+# CPU time in 10 ms ticks.
 for r in $(seq 1 "$runs"); do
-	workload malloc_heavy_1t "$r" "$tmp/malloc_heavy" 2000000 1
-	workload malloc_heavy_2t "$r" "$tmp/malloc_heavy" 1000000 2
+	workload malloc_heavy_1t "$r" "$tmp/malloc_heavy" 10000000 1
+	workload malloc_heavy_2t "$r" "$tmp/malloc_heavy" 5000000 2
 	# the same with ten times the live objects (26 MiB): the per-class
 	# floor of the spread slabs (see doc/stabilize.md) weighs less
-	workload malloc_heavy_1t_pool100k "$r" "$tmp/malloc_heavy" 2000000 1 100000
+	workload malloc_heavy_1t_pool100k "$r" "$tmp/malloc_heavy" 10000000 1 100000
 	# a few dozen live objects in each of 40 size classes (the footprint test)
 	workload heap_classes_40 "$r" "$tmp/heap_classes" 1000000
 	workload heap_return_1GiB "$r" "$tmp/heap_return" 100000
-	workload large_blocks "$r" "$tmp/large_blocks" 5000
+	workload large_blocks "$r" "$tmp/large_blocks" 50000
 	workload sort_300k "$r" sort -n "$tmp/sort.txt"
 	workload python3_dicts "$r" "$py" "$tmp/dicts.py"
 	echo "round $r of $runs done: $(uptime)" >&2
