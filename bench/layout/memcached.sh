@@ -23,7 +23,10 @@
 # usage: memcached.sh LEVER_BUILD_DIR [ROUNDS] [SECONDS] [RECORD_SECONDS]
 # (SECONDS: each overhead round's load; RECORD_SECONDS: the kept record's)
 # env: WORK (default /work/scratch/layout-memcached), PORT (11511),
-# ONLY=overhead (skip the kept record and report: rerun the rounds only).
+# ONLY=overhead (skip the kept record and report: rerun the rounds only),
+# MODES (the overhead rounds' modes, default "bare clock per-task"; also
+# clock-500: clock at -F 500), ROUNDS_NAME (default overhead: the rounds go
+# to bench/results/layout-memcached/ROUNDS_NAME.tsv and .md).
 # Needs: libevent-dev, libmemcached-tools (memcaslap), a deb-src line.
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
@@ -70,7 +73,7 @@ mc_args=(-u nobody -l 127.0.0.1 -p "$port" -U 0 -t 4 -m 256 -c 1024)
 	echo "gcc: $(gcc --version | head -1)"
 	echo "lever: $(git -C "$root" rev-parse --short HEAD 2>/dev/null)"
 	echo "nproc: $(nproc)"
-} >"$out/environment${only:+-$only}.txt"
+} >"$out/environment${only:+-${ROUNDS_NAME:-$only}}.txt"
 
 wait_port() {
 	local _
@@ -144,21 +147,25 @@ set -e
 
 # 5. overhead: interleaved rounds, the order rotating by the round so that
 # none always runs after another
-printf 'round\tmode\ttps\tload1\n' >"$out/overhead.tsv"
-all_modes=(bare clock per-task)
+rounds_name=${ROUNDS_NAME:-overhead}
+printf 'round\tmode\ttps\tload1\n' >"$out/$rounds_name.tsv"
+read -r -a all_modes <<<"${MODES:-bare clock per-task}"
+n_modes=${#all_modes[@]}
 for r in $(seq 1 "$rounds"); do
 	modes=()
-	for k in 0 1 2; do modes+=("${all_modes[$(((k + r) % 3))]}"); done
+	for k in $(seq 0 $((n_modes - 1))); do modes+=("${all_modes[$(((k + r) % n_modes))]}"); done
 	for m in "${modes[@]}"; do
 		l=$(cut -d' ' -f1 /proc/loadavg)
 		case $m in
 		bare) t=$(run_bare) ;;
 		clock) t=$(run_recorded "$work/overhead.rec" clock "$secs") ;;
 		per-task) t=$(run_recorded "$work/overhead.rec" clock "$secs" --per-task) ;;
+		clock-500) t=$(run_recorded "$work/overhead.rec" clock "$secs" -F 500) ;;
+		*) echo "memcached.sh: unknown mode $m (MODES)" >&2 && exit 2 ;;
 		esac
-		printf '%s\t%s\t%s\t%s\n' "$r" "$m" "$t" "$l" >>"$out/overhead.tsv"
+		printf '%s\t%s\t%s\t%s\n' "$r" "$m" "$t" "$l" >>"$out/$rounds_name.tsv"
 	done
 done
-echo "end uptime: $(uptime)" >>"$out/environment${only:+-$only}.txt"
-python3 "$here/memcached_table.py" "$out/overhead.tsv" >"$out/overhead.md"
-cat "$out/overhead.md"
+echo "end uptime: $(uptime)" >>"$out/environment${only:+-${ROUNDS_NAME:-$only}}.txt"
+python3 "$here/memcached_table.py" "$out/$rounds_name.tsv" >"$out/$rounds_name.md"
+cat "$out/$rounds_name.md"

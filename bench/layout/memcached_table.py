@@ -11,7 +11,7 @@ import random
 import statistics
 import sys
 
-LABELS = {"clock": "clock", "per-task": "clock --per-task"}
+LABELS = {"clock": "clock", "per-task": "clock --per-task", "clock-500": "clock -F 500"}
 
 
 def interval(ratios):

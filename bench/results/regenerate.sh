@@ -279,7 +279,8 @@ settle_between "$results/layout-designed.md" \
 # overhead.tsv and runs memcached_table.py on it), the disturbed second run
 # kept beside them, and the README's copy of the table.
 mc=$results/layout-memcached
-for t in overhead overhead-run2-disturbed; do
+for t in overhead overhead-run2-disturbed overhead-rate; do
+	[ -f "$mc/$t.tsv" ] || continue
 	python3 "$bench/layout/memcached_table.py" "$mc/$t.tsv" >"$tmp/mc-$t.md"
 	settle_file "$mc/$t.md" "$tmp/mc-$t.md"
 done
