@@ -33,10 +33,9 @@
 
 static struct layout_struct *find_struct(struct layout_program *p, const char *name)
 {
-	for (size_t i = 0; i < p->n_structs; i++)
-		if (strcmp(p->structs[i]->name, name) == 0)
-			return p->structs[i];
-	return NULL;
+	long i = layout_program_struct_index(p, name);
+
+	return i < 0 ? NULL : p->structs[i];
 }
 
 static int freeze(struct layout_struct *s, const char *why)

@@ -167,6 +167,9 @@ struct layout_program {
 	uint64_t unattributed;	     /* samples without a reference (dropped) */
 };
 
+/* Index of a struct of p by name, or -1. */
+long layout_program_struct_index(const struct layout_program *p, const char *name);
+
 enum layout_adjust_mode {
 	/* Algorithm 3 as the thesis writes it: references later in the block,
 	 * of the sample's struct, on the sample's cache line. */

@@ -107,6 +107,14 @@ long layout_field_index(const struct layout_struct *s, const char *name)
 	return -1;
 }
 
+long layout_program_struct_index(const struct layout_program *p, const char *name)
+{
+	for (size_t i = 0; i < p->n_structs; i++)
+		if (strcmp(p->structs[i]->name, name) == 0)
+			return (long)i;
+	return -1;
+}
+
 int layout_pin_field(struct layout_struct *s, const char *name)
 {
 	long i = layout_field_index(s, name);

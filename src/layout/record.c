@@ -100,14 +100,6 @@ static int grow(void **items, size_t *cap, size_t n, size_t size)
 	return 0;
 }
 
-static long struct_index(const struct layout_program *p, const char *name)
-{
-	for (size_t i = 0; i < p->n_structs; i++)
-		if (strcmp(p->structs[i]->name, name) == 0)
-			return (long)i;
-	return -1;
-}
-
 static int finish_open(struct reader *r)
 {
 	if (r->open && layout_struct_finish(r->open))
@@ -125,7 +117,7 @@ static int read_struct(struct reader *r, char **col, size_t n)
 		return fail(r, "expected: struct<TAB>NAME");
 	if (finish_open(r))
 		return -1;
-	if (struct_index(p, col[1]) >= 0)
+	if (layout_program_struct_index(p, col[1]) >= 0)
 		return fail(r, "struct %s defined twice", col[1]);
 	grown = realloc(p->structs, (p->n_structs + 1) * sizeof(*grown));
 	if (!grown)
@@ -182,7 +174,7 @@ static int read_ref(struct reader *r, char **col, size_t n)
 		return fail(r, "expected: ref<TAB>PC<TAB>STRUCT<TAB>FIELD<TAB>r|w");
 	if (parse_pc(r, col[1], "pc", &pc))
 		return -1;
-	s = struct_index(p, col[2]);
+	s = layout_program_struct_index(p, col[2]);
 	if (s < 0)
 		return fail(r, "ref to undefined struct %s", col[2]);
 	f = layout_field_index(p->structs[s], col[3]);

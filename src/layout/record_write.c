@@ -273,14 +273,6 @@ static void combine_accesses(struct layout_record *r)
  * taken from whichever record holds it otherwise.
  */
 
-static long struct_by_name(const struct layout_program *p, const char *name)
-{
-	for (size_t i = 0; i < p->n_structs; i++)
-		if (strcmp(p->structs[i]->name, name) == 0)
-			return (long)i;
-	return -1;
-}
-
 static size_t module_refs(const struct layout_program *p, size_t m)
 {
 	size_t n = 0;
@@ -378,7 +370,7 @@ static struct layout_struct *copy_struct(const struct layout_struct *s)
 /* acc's index of in's struct s, copied into acc if acc has none of its name; -1: ENOMEM. */
 static long adopt_struct(struct layout_program *a, const struct layout_struct *s)
 {
-	long i = struct_by_name(a, s->name);
+	long i = layout_program_struct_index(a, s->name);
 	struct layout_struct **grown;
 
 	if (i >= 0)
@@ -397,7 +389,7 @@ static const char *clashing_struct(const struct layout_program *a, const struct 
 {
 	for (size_t k = 0; next_module_ref(b, m, &k); k++) {
 		const struct layout_struct *s = b->structs[b->refs[k].struct_index];
-		long i = struct_by_name(a, s->name);
+		long i = layout_program_struct_index(a, s->name);
 
 		if (i >= 0 && !same_struct(a->structs[i], s))
 			return s->name;
